@@ -1,0 +1,7 @@
+"""Allow ``python -m novaseries``."""
+
+import sys
+
+from novaseries.cli import main
+
+sys.exit(main())

@@ -1,0 +1,55 @@
+"""``check-commits``: every commit of the series must stand on its own.
+
+For each commit of ``base..HEAD`` (oldest first) the commit message is
+linted (:mod:`novaseries.lint`), then the commit is checked out in a
+separate detached worktree (``build/check/TARGET``; the user's tree is not
+touched) and the targeted tests and flake8 run there (:func:`runner.test_tree`).
+The last commit's run is the same as ``novaseries test`` at HEAD.
+"""
+
+from novaseries import lint, runner
+from novaseries import tree as tree_mod
+from novaseries.util import git, say
+
+
+def lint_commits(tree, commits):
+    """Lint each commit message; return Outcomes (one check per commit)."""
+    messages = [(c, git(tree, "log", "-1", "--format=%B", c)) for c in commits]
+    outcomes = []
+    for commit, (errors, warnings) in lint.lint_series(messages).items():
+        subject = git(tree, "log", "-1", "--format=%s", commit)
+        name = f"commit-msg {commit[:12]} {subject}"
+        for warning in warnings:
+            say(f"  warning: {commit[:12]}: {warning}")
+        for error in errors:
+            say(f"  error: {commit[:12]}: {error}")
+        outcomes.append(runner.Outcome(name, passed=0 if errors else 1,
+                                       failed=1 if errors else 0,
+                                       note="; ".join(errors)))
+    return outcomes
+
+
+def check_commits(ctx, target, tree, run_tests=True):
+    """Lint every commit message and (unless ``run_tests`` is false) test every
+    commit in a scratch worktree.  Returns a list of Outcomes."""
+    tree_mod.check_tree(tree)
+    commits = tree_mod.series_commits(tree)
+    if not commits:
+        return [runner.Outcome(f"{target.name} check-commits", failed=1,
+                               note=f"{tree} has no commits since base")]
+    if tree_mod.status(tree):
+        say(f"warning: {tree} has uncommitted changes; only commits are checked")
+    say(f"check-commits: {len(commits)} commits in {tree}")
+    outcomes = lint_commits(tree, commits)
+    if not run_tests:
+        return outcomes
+    venv, _ = runner.ensure_venv(ctx, target)
+    with tree_mod.scratch_worktree(tree, commits[0],
+                                   path=ctx.build / "check" / target.name) as work:
+        for number, commit in enumerate(commits, start=1):
+            git(work, "checkout", "-q", "--detach", commit)
+            subject = git(work, "log", "-1", "--format=%s")
+            label = f"{target.name} {number}/{len(commits)} {commit[:7]}"
+            say(f"=== {label} {subject}")
+            outcomes += runner.test_tree(ctx, target, work, venv, rev=commit, label=label)
+    return outcomes

@@ -1,0 +1,106 @@
+"""``ci``: the one test command (README, tox -e ci, .ci/run).
+
+Steps: the harness's own tests (in-process unittest), then for each enabled
+target: prepare its tree, then check-commits (targets with
+``check_commits = true``) or test at HEAD; then every step registered in
+:data:`EXTRA_STEPS` (e.g. the scenario job).  Ends with the line
+``N passed, N failed, N skipped`` (real totals) and returns non-zero if
+anything failed.
+"""
+
+import sys
+import time
+import unittest
+
+from novaseries import checks, runner, targets as targets_mod
+from novaseries import tree as tree_mod
+from novaseries.util import HarnessError, say
+
+#: Later jobs register themselves here: ``name -> callable(ctx) -> [Outcome]``.
+EXTRA_STEPS = {}
+
+
+def register_step(name, func):
+    """Add a ci step (run after the targets, in registration order)."""
+    EXTRA_STEPS[name] = func
+
+
+def self_tests(ctx):
+    """Run ``tests/`` with unittest in this process; return one Outcome."""
+    start_dir = ctx.root / "tests"
+    loader = unittest.TestLoader()
+    sys.path.insert(0, str(ctx.root))
+    try:
+        suite = loader.discover(str(start_dir), top_level_dir=str(ctx.root))
+    finally:
+        sys.path.remove(str(ctx.root))
+    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    outcome = runner.Outcome("harness tests (tests/)", passed=result.testsRun - failed - skipped,
+                             failed=failed, skipped=skipped)
+    if result.testsRun == 0:
+        outcome.failed += 1
+        outcome.note = "ran no tests"
+    return outcome
+
+
+def target_job(ctx, target):
+    """Prepare ``target``'s tree, then check-commits or test; return Outcomes
+    and the seconds spent installing the venv."""
+    patches, problem = target.series_status()
+    if problem:
+        raise HarnessError(problem)
+    tree = tree_mod.prepare(ctx, target)
+    venv, install = runner.ensure_venv(ctx, target)
+    if target.check_commits:
+        return checks.check_commits(ctx, target, tree), install
+    return runner.test_tree(ctx, target, tree, venv), install
+
+
+def ci(ctx, names=None, self_test=True):
+    """Run everything; print the summary; return the exit status."""
+    start = time.monotonic()
+    outcomes, timings = [], []
+    if self_test:
+        say("=== harness tests")
+        t0 = time.monotonic()
+        outcomes.append(self_tests(ctx))
+        timings.append(("harness tests", time.monotonic() - t0))
+    known = targets_mod.load(ctx)
+    for name in names or known:
+        if name not in known:
+            raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")
+        target = known[name]
+        if not names and not target.enabled:
+            say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
+            continue
+        say(f"=== {name}: nova {target.version}")
+        t0 = time.monotonic()
+        install = 0.0
+        try:
+            result, install = target_job(ctx, target)
+            outcomes += result
+        except HarnessError as exc:
+            say(f"error: {exc}")
+            if exc.details:
+                say(exc.details)
+            outcomes.append(runner.Outcome(f"{name}", failed=1, note=str(exc)))
+        timings.append((f"{name} venv install", install))
+        timings.append((f"{name} prepare + tests", time.monotonic() - t0 - install))
+    for step, func in EXTRA_STEPS.items():
+        say(f"=== {step}")
+        t0 = time.monotonic()
+        try:
+            outcomes += func(ctx)
+        except HarnessError as exc:
+            outcomes.append(runner.Outcome(step, failed=1, note=str(exc)))
+        timings.append((step, time.monotonic() - t0))
+    say("\n=== summary")
+    for outcome in outcomes:
+        say(outcome.line())
+    for what, seconds in timings:
+        say(f"time: {what}: {seconds:.0f} s")
+    say(f"time: total: {time.monotonic() - start:.0f} s")
+    say(runner.totals_line(outcomes))
+    return 1 if runner.totals(outcomes)[1] else 0

@@ -1,0 +1,162 @@
+"""The ``novaseries`` command line.
+
+Subcommands are registered with :func:`command`; modules listed in
+:data:`PLUGINS` are imported at start-up so they can register more (the
+main scenario job adds ``run`` this way, and may add a ci step with
+:func:`novaseries.ci.register_step`).
+"""
+
+import argparse
+import importlib
+import sys
+
+from novaseries import __version__, checks, ci, export, runner, targets as targets_mod
+from novaseries import tree as tree_mod
+from novaseries.util import Context, HarnessError, say
+
+#: Modules imported at start-up that call :func:`command` (e.g. "novaseries.run").
+PLUGINS = []
+
+COMMANDS = {}
+
+
+def command(name, help):
+    """Decorator: register ``func(ctx, args) -> exit status`` as a subcommand.
+
+    Its arguments come from :func:`arguments` (put it below ``@command``).
+    """
+    def wrap(func):
+        COMMANDS[name] = (help, func)
+        return func
+    return wrap
+
+
+def arguments(*specs):
+    """Decorator storing argparse ``(args, kwargs)`` specs on a command."""
+    def wrap(func):
+        func.arguments = specs
+        return func
+    return wrap
+
+
+def _target(ctx, args):
+    return targets_mod.get(ctx, args.target)
+
+
+def _report(outcomes):
+    say("\n=== summary")
+    for outcome in outcomes:
+        say(outcome.line())
+    say(runner.totals_line(outcomes))
+    return 1 if runner.totals(outcomes)[1] else 0
+
+
+TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
+TREE = (("--tree",), dict(help="tree to use (default: build/trees/TARGET)"))
+
+
+@command("targets", "list the targets and the state of their series")
+def cmd_targets(ctx, args):
+    for name, target in targets_mod.load(ctx).items():
+        patches, problem = target.series_status()
+        state = "enabled" if target.enabled else f"not enabled: {target.note or '-'}"
+        series = f"{len(patches)} patches" if patches else problem
+        say(f"{name:8} nova {target.version:8} {target.interpreter:10} {state}; {series}")
+    return 0
+
+
+@command("prepare", "fetch, verify and extract the sdist, commit it as base, git am the series")
+@arguments(TARGET,
+           (("--upto",), dict(metavar="PATCH", help="apply the series up to this patch "
+                              "(file name, number like 0003, or unique substring)")),
+           (("--dest",), dict(help="tree folder (default: build/trees/TARGET)")),
+           (("--force",), dict(action="store_true", help="if the tree has commits not in "
+                               "the series, keep them on a backup branch and reset")))
+def cmd_prepare(ctx, args):
+    tree = tree_mod.prepare(ctx, _target(ctx, args), args.dest, args.upto, args.force)
+    say(f"tree ready: {tree}")
+    return 0
+
+
+@command("export", "write the tree's commits since base to patches/TARGET and its series")
+@arguments(TARGET, TREE,
+           (("--out",), dict(help="folder to write (default: the target's patches folder)")),
+           (("--bug",), dict(action="append", default=[], metavar="NAME=NUMBER",
+                             help="replace a bug placeholder, e.g. main=1234567 "
+                             "(names: targets.toml [bugs])")),
+           (("--signoff",), dict(action="store_true", help="add Signed-off-by: <your git "
+                                 "identity> to each exported patch")),
+           (("--trailer",), dict(action="append", default=[], metavar="'KEY: VALUE'",
+                                 help="add a trailer to each exported patch")))
+def cmd_export(ctx, args):
+    target = _target(ctx, args)
+    bugs = export.parse_bugs(args.bug, targets_mod.placeholders(ctx))
+    export.export(target, args.tree or ctx.tree(target.name), args.out, bugs,
+                  args.signoff, args.trailer)
+    return 0
+
+
+@command("test", "run the unit selections, touched functional modules and flake8 at HEAD")
+@arguments(TARGET, TREE)
+def cmd_test(ctx, args):
+    target = _target(ctx, args)
+    tree = args.tree or ctx.tree(target.name)
+    tree_mod.check_tree(tree)
+    venv, _ = runner.ensure_venv(ctx, target)
+    return _report(runner.test_tree(ctx, target, tree, venv))
+
+
+@command("check-commits", "lint every commit message and test every commit of the series")
+@arguments(TARGET, TREE,
+           (("--lint-only",), dict(action="store_true", help="only lint the messages")))
+def cmd_check_commits(ctx, args):
+    target = _target(ctx, args)
+    tree = args.tree or ctx.tree(target.name)
+    return _report(checks.check_commits(ctx, target, tree, run_tests=not args.lint_only))
+
+
+@command("ci", "the test command: harness tests, prepare + check-commits/test of each "
+         "enabled target, registered steps; prints N passed, N failed")
+@arguments((("--target",), dict(action="append", dest="targets", metavar="TARGET",
+                                help="only these targets (default: all enabled)")),
+           (("--no-self-tests",), dict(action="store_true",
+                                       help="skip the harness's own tests")))
+def cmd_ci(ctx, args):
+    return ci.ci(ctx, args.targets, self_test=not args.no_self_tests)
+
+
+def build_parser():
+    """The argparse parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="novaseries", description="Materialise, test and export a patch series "
+        "against pinned Nova releases.")
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("--root", help="project root (default: found from the cwd)")
+    parser.add_argument("--build-dir", help="scratch folder (default: ROOT/build)")
+    parser.add_argument("--sdist-cache", help="sdist cache (default: BUILD/sdists); "
+                        "a verified file there is used instead of downloading")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (help_text, func) in COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        for flags, kwargs in getattr(func, "arguments", ()):
+            child.add_argument(*flags, **kwargs)
+        child.set_defaults(func=func)
+    return parser
+
+
+def main(argv=None):
+    """Entry point; returns the exit status.  HarnessError -> one line, exit 1."""
+    for module in PLUGINS:
+        importlib.import_module(module)
+    args = build_parser().parse_args(argv)
+    try:
+        ctx = Context.create(args.root, args.build_dir, args.sdist_cache)
+        return args.func(ctx, args)
+    except HarnessError as exc:
+        print(f"novaseries: error: {exc}", file=sys.stderr, flush=True)
+        if exc.details:
+            print(exc.details.rstrip(), file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        print("novaseries: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,151 @@
+"""``export``: write a tree's commits since ``base`` back to the patches folder.
+
+Output is ``git format-patch --no-signature --zero-commit -N`` run with no
+user configuration, so a re-export of an unchanged tree is byte-identical
+(``git status`` stays clean).  Options only the submitter should use
+(real bug numbers, Signed-off-by, disclosure trailers) are applied to the
+exported files, never to the tree.
+"""
+
+import os
+import pathlib
+import re
+import shutil
+import tempfile
+
+from novaseries import tree as tree_mod
+from novaseries.util import HarnessError, git, git_env, run, say
+
+FORMAT_PATCH = ("format-patch", "--no-signature", "--zero-commit", "-N", "--quiet")
+
+
+def parse_bugs(values, known):
+    """``["main=1234567", ...]`` -> ``{placeholder: number}``.
+
+    ``known`` maps bug names to placeholders (targets.toml ``[bugs]``).
+    Raises HarnessError for unknown names or non-numeric values.
+    """
+    mapping = {}
+    for value in values or ():
+        name, sep, number = value.partition("=")
+        if not sep or name not in known:
+            raise HarnessError(f"--bug {value!r}: expected NAME=NUMBER with NAME one of "
+                               f"{', '.join(known)}")
+        if not re.fullmatch(r"[0-9]+", number):
+            raise HarnessError(f"--bug {value!r}: the bug number must be digits")
+        mapping[known[name]] = number
+    return mapping
+
+
+def substitute(text, mapping):
+    """Replace every placeholder of ``mapping`` in ``text``."""
+    for placeholder, number in mapping.items():
+        text = text.replace(placeholder, number)
+    return text
+
+
+def _format_patch(tree, rev_range, outdir):
+    git(tree, *FORMAT_PATCH, "-o", str(outdir), rev_range)
+    return sorted(pathlib.Path(outdir).glob("*.patch"))
+
+
+def _rewrite_with_bugs(tree, files, mapping, outdir):
+    """Re-apply ``files`` with placeholders replaced (contents, file names,
+    messages) in a scratch worktree, and format-patch the result, so index
+    lines and diffstats match the substituted contents."""
+    subst = pathlib.Path(outdir).parent / "substituted"
+    subst.mkdir()
+    rewritten = []
+    for path in files:
+        new = subst / substitute(path.name, mapping)
+        data = path.read_bytes()
+        for placeholder, number in mapping.items():
+            data = data.replace(placeholder.encode(), number.encode())
+        new.write_bytes(data)
+        rewritten.append(new)
+    with tree_mod.scratch_worktree(tree) as scratch:
+        tree_mod.apply_series(scratch, rewritten)
+        return _format_patch(scratch, "base..HEAD", outdir)
+
+
+def signoff_trailer(tree):
+    """``Signed-off-by: Name <email>`` from the user's own git identity."""
+    proc = run(["git", "-C", tree, "var", "GIT_COMMITTER_IDENT"], check=False)
+    ident = re.sub(r" \d+ [+-]\d{4}$", "", proc.stdout.strip())
+    if proc.returncode or not ident or "novaseries@localhost" in ident:
+        raise HarnessError("--signoff needs your git identity: git config --global "
+                           "user.name/user.email")
+    return f"Signed-off-by: {ident}"
+
+
+def add_trailers(files, trailers):
+    """Append trailers to each patch's message (before the ``---`` line)."""
+    if not trailers:
+        return
+    for path in files:
+        args = []
+        for trailer in trailers:
+            args += ["--trailer", trailer]
+        run(["git", "interpret-trailers", "--in-place", *args, str(path)], env=git_env())
+
+
+def export(target, tree, out=None, bugs=None, signoff=False, trailers=()):
+    """Export ``base..HEAD`` of ``tree`` into ``out`` (default: the target's
+    patches folder) and rewrite its ``series``.  Returns the written names.
+
+    Refuses (HarnessError, nothing written) if the tree has uncommitted or
+    untracked changes, a git am in progress, or no commits since base.
+    """
+    tree = pathlib.Path(tree)
+    tree_mod.check_tree(tree)
+    if tree_mod.am_in_progress(tree):
+        raise HarnessError(f"{tree}: a git am is in progress; finish or abort it before export")
+    dirty = tree_mod.status(tree)
+    if dirty:
+        raise HarnessError(f"{tree} has uncommitted changes; refusing to export "
+                           "(commit them, or stash them, and export again)",
+                           "\n".join(dirty[:30]))
+    if not tree_mod.series_commits(tree):
+        raise HarnessError(f"{tree} has no commits since base: nothing to export")
+    trailers = list(trailers or ())
+    if signoff:
+        trailers.append(signoff_trailer(tree))
+    out = pathlib.Path(out or target.patches)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-export-"))
+    try:
+        files = _format_patch(tree, "base..HEAD", work / "raw")
+        if bugs:
+            files = _rewrite_with_bugs(tree, files, bugs, work / "final")
+        add_trailers(files, trailers)
+        names = _sync(files, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    say(f"export: {len(names)} patches -> {out}/series")
+    return names
+
+
+def _sync(files, out):
+    """Copy ``files`` into ``out`` (only when bytes differ), drop patches the
+    old ``series`` listed that are gone, and write the new ``series``."""
+    out.mkdir(parents=True, exist_ok=True)
+    series = out / "series"
+    old = []
+    if series.is_file():
+        old = [line.split("#", 1)[0].split()[0] for line in series.read_text().splitlines()
+               if line.split("#", 1)[0].strip()]
+    names = [f.name for f in files]
+    for path in files:
+        dest = out / path.name
+        data = path.read_bytes()
+        if not dest.is_file() or dest.read_bytes() != data:
+            dest.write_bytes(data)
+    for name in old:
+        if name not in names and (out / name).is_file():
+            os.remove(out / name)
+    text = "".join(f"{n}\n" for n in names)
+    if not series.is_file() or series.read_text() != text:
+        series.write_text(text)
+    strays = sorted(p.name for p in out.glob("*.patch") if p.name not in names)
+    if strays:
+        say(f"export: note: {out} also holds patches not in the series: {', '.join(strays)}")
+    return names

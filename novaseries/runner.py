@@ -1,0 +1,273 @@
+"""``test``: run Nova's targeted tests and flake8 on a tree, in the target's venv.
+
+The venv (``build/venvs/TARGET``) gets the target's pins, then the Nova
+sdist itself with ``--no-deps`` (only for its metadata and entry points);
+the code under test is the tree's, via cwd + PYTHONPATH.  The venv is reused
+while a digest of its recipe (pins file, Nova version, interpreter, pip
+arguments) is unchanged.
+
+Each stestr run writes a subunit stream (``build/results/...``); counts come
+from that stream (``subunit2csv``), never from parsing human output.  A
+selection that runs no test is a failure.
+"""
+
+import csv
+import dataclasses
+import hashlib
+import io
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from novaseries import sdist as sdist_mod
+from novaseries.util import HarnessError, find_interpreter, git, run, say
+
+#: Bump when the install recipe below changes, to rebuild existing venvs.
+RECIPE = "1"
+MARKER = "novaseries-recipe.sha256"
+FUNCTIONAL_PATH = "./nova/tests/functional"
+
+
+@dataclasses.dataclass
+class Outcome:
+    """Counts for one selection (a stestr filter, a module, flake8, a lint)."""
+
+    name: str
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    note: str = ""
+
+    def line(self):
+        """One summary line."""
+        mark = "FAIL" if self.failed else "ok  "
+        text = f"{mark} {self.name}: {self.passed} passed, {self.failed} failed"
+        if self.skipped:
+            text += f", {self.skipped} skipped"
+        return text + (f"  ({self.note})" if self.note else "")
+
+
+def totals(outcomes):
+    """Sum of outcomes as ``(passed, failed, skipped)``."""
+    return (sum(o.passed for o in outcomes), sum(o.failed for o in outcomes),
+            sum(o.skipped for o in outcomes))
+
+
+def totals_line(outcomes):
+    """The closing ``N passed, N failed, N skipped`` line."""
+    passed, failed, skipped = totals(outcomes)
+    return f"{passed} passed, {failed} failed, {skipped} skipped"
+
+
+def parse_csv(text):
+    """Parse ``subunit2csv`` output.
+
+    Returns ``{test_id: status}`` with status one of passed/failed/skipped
+    (success and xfail count as passed; fail, uxsuccess and anything else
+    unknown as failed).
+    """
+    results = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        status = row.get("status", "")
+        if status in ("success", "xfail"):
+            results[row["test"]] = "passed"
+        elif status == "skip":
+            results[row["test"]] = "skipped"
+        elif status in ("exists", "inprogress", ""):
+            continue
+        else:
+            results[row["test"]] = "failed"
+    return results
+
+
+def split_by_filter(results, filters):
+    """Attribute tests to the first stestr filter (regex) matching their id.
+
+    Returns ``[(filter, {test_id: status})]`` in filter order; tests matching
+    none go to an extra ``(None, ...)`` entry if any.
+    """
+    groups = [(f, {}) for f in filters]
+    rest = {}
+    for test_id, status in results.items():
+        for pattern, group in groups:
+            if re.search(pattern, test_id):
+                group[test_id] = status
+                break
+        else:
+            rest[test_id] = status
+    return groups + ([(None, rest)] if rest else [])
+
+
+def count(name, results, note=""):
+    """An :class:`Outcome` from ``{test_id: status}``; no test = a failure."""
+    outcome = Outcome(name, note=note)
+    for status in results.values():
+        setattr(outcome, status, getattr(outcome, status) + 1)
+    if not results:
+        outcome.failed += 1
+        outcome.note = (note + "; " if note else "") + "ran no tests"
+    return outcome
+
+
+def _recipe_digest(target, interpreter):
+    digest = hashlib.sha256()
+    digest.update(target.pins.read_bytes())
+    for part in (RECIPE, target.version, target.sha256, target.interpreter,
+                 str(interpreter), target.venv_tool, *target.pip_args):
+        digest.update(b"\0" + part.encode())
+    return digest.hexdigest()
+
+
+def ensure_venv(ctx, target):
+    """Create or reuse ``build/venvs/TARGET``; return ``(path, seconds spent)``."""
+    interpreter = find_interpreter(target.interpreter)
+    if not target.pins.is_file():
+        raise HarnessError(f"target {target.name}: pins file {target.pins} is missing")
+    venv = ctx.venv(target.name)
+    digest = _recipe_digest(target, interpreter)
+    marker = venv / MARKER
+    reusable = marker.is_file() and (venv / "bin" / "python").exists()
+    if reusable and marker.read_text().strip() == digest:
+        say(f"venv: {venv} (reused, pins unchanged)")
+        return venv, 0.0
+    start = time.monotonic()
+    sdist = sdist_mod.fetch(target, ctx.sdist_cache)
+    if venv.exists():
+        say(f"venv: {venv}: recipe changed, rebuilding")
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    log = ctx.results(target.name) / "venv-install.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    say(f"venv: creating {venv} with {interpreter}; installing {target.pins.name} "
+        f"(log: {log})")
+    if target.venv_tool == "virtualenv":
+        create = [sys.executable, "-m", "virtualenv", "-p", interpreter, venv]
+        if run([sys.executable, "-c", "import virtualenv"], check=False).returncode:
+            raise HarnessError(f"target {target.name} needs virtualenv in the harness "
+                               "environment: pip install 'virtualenv<20.22'")
+    else:
+        create = [interpreter, "-m", "venv", venv]
+    python = venv / "bin" / "python"
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check"]
+    with open(log, "w") as handle:
+        for cmd in (create, [*pip, *target.pip_args, "-r", target.pins],
+                    [*pip, "--no-deps", sdist]):
+            handle.write(f"$ {' '.join(map(str, cmd))}\n")
+            handle.flush()
+            if run(cmd, stdout=handle, check=False).returncode:
+                raise HarnessError(f"venv install failed: {' '.join(map(str, cmd))}",
+                                   "".join(log.read_text().splitlines(True)[-40:]))
+    marker.write_text(digest + "\n")
+    spent = time.monotonic() - start
+    say(f"venv: ready in {spent:.0f} s")
+    return venv, spent
+
+
+def test_env(target, venv, tree):
+    """Nova's tox environment for a run from ``tree`` with ``venv``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP")}
+    env.update(target.env)
+    env["PATH"] = f"{venv}/bin{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def run_stestr(target, venv, tree, filters, outdir, label, test_path=None):
+    """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
+    and a note (non-empty when stestr itself failed)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    stream, errlog = outdir / f"{label}.subunit", outdir / f"{label}.stderr.log"
+    cmd = [venv / "bin" / "stestr"]
+    if test_path:
+        cmd += ["--test-path", test_path]
+    cmd += ["run", "--subunit", *filters]
+    env = test_env(target, venv, tree)
+    with open(stream, "wb") as out, open(errlog, "wb") as err:
+        rc = subprocess.run([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
+                            stderr=err, stdin=subprocess.DEVNULL).returncode
+    with open(stream, "rb") as data:
+        proc = subprocess.run([str(venv / "bin" / "subunit2csv"), "--no-passthrough"],
+                              stdin=data, capture_output=True, env=env)
+    if proc.returncode:
+        raise HarnessError(f"subunit2csv failed on {stream}", proc.stderr.decode()[-2000:])
+    results = parse_csv(proc.stdout.decode("utf-8", "replace"))
+    note = ""
+    if rc and not any(s == "failed" for s in results.values()):
+        note = f"stestr exited {rc}; see {errlog}"
+        tail = errlog.read_text(errors="replace").strip().splitlines()[-15:]
+        say("\n".join("    " + line for line in tail))
+    failed = sorted(t for t, s in results.items() if s == "failed")
+    if failed:
+        say(f"    failed tests ({len(failed)}), details: "
+            f"{venv}/bin/subunit2pyunit < {stream}")
+        for test_id in failed[:30]:
+            say(f"      {test_id}")
+    return results, note
+
+
+def changed_files(tree, rev="HEAD", pathspec=()):
+    """Files added or modified in ``base..rev`` that exist at ``rev``."""
+    out = git(tree, "diff", "--name-only", "--diff-filter=d", f"base..{rev}", "--", *pathspec)
+    return [line for line in out.splitlines() if line]
+
+
+def functional_modules(tree, rev="HEAD"):
+    """Functional test modules (``test_*.py`` under nova/tests/functional) the
+    series adds or touches up to ``rev``, as dotted module names."""
+    modules = []
+    for path in changed_files(tree, rev, ("nova/tests/functional",)):
+        name = pathlib.PurePosixPath(path)
+        if name.suffix == ".py" and name.name.startswith("test_"):
+            modules.append(".".join(name.with_suffix("").parts))
+    return modules
+
+
+def run_flake8(venv, target, tree, rev, label):
+    """``flake8 <python files touched by base..rev>`` from the tree root."""
+    files = [f for f in changed_files(tree, rev) if f.endswith(".py")]
+    if not files:
+        return Outcome(f"{label} flake8", passed=1, note="no Python files touched")
+    proc = run([venv / "bin" / "flake8", *files], cwd=tree, env=test_env(target, venv, tree),
+               check=False)
+    name = f"{label} flake8 ({len(files)} files)"
+    if proc.returncode:
+        say("\n".join("    " + line for line in (proc.stdout + proc.stderr).splitlines()[:40]))
+        return Outcome(name, failed=1)
+    return Outcome(name, passed=1)
+
+
+def test_tree(ctx, target, tree, venv, rev="HEAD", label=None):
+    """Run the unit selections, the touched functional modules and flake8 on
+    ``tree`` (checked out at ``rev``); return a list of Outcomes."""
+    label = label or f"{target.name}@{rev}"
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
+    outdir = ctx.results(target.name) / safe
+    outcomes = []
+    start = time.monotonic()
+    say(f"[{label}] unit: stestr run {' '.join(target.unit)}")
+    results, note = run_stestr(target, venv, tree, target.unit, outdir, "unit")
+    for pattern, group in split_by_filter(results, target.unit):
+        outcomes.append(count(f"{label} unit {pattern or '(other)'}", group, note))
+    modules = functional_modules(tree, rev)
+    if modules:
+        say(f"[{label}] functional: {', '.join(modules)}")
+        filters = [re.escape(m) + r"\." for m in modules]
+        results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
+                                   test_path=FUNCTIONAL_PATH)
+        for pattern, group in split_by_filter(results, filters):
+            module = pattern[:-2].replace("\\", "") if pattern else "(other)"
+            outcomes.append(count(f"{label} functional {module}", group, note))
+        shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
+    else:
+        say(f"[{label}] functional: the series touches no functional test module")
+    outcomes.append(run_flake8(venv, target, tree, rev, label))
+    for outcome in outcomes:
+        say("  " + outcome.line())
+    say(f"[{label}] {time.monotonic() - start:.0f} s")
+    return outcomes

@@ -1,0 +1,194 @@
+"""Small shared helpers: errors, the project context, subprocess and git.
+
+Every git command the harness runs on a Nova tree goes through :func:`git`,
+which hides the user's and the system's git configuration and sets a fixed
+identity, so commit ids and exported patches do not depend on the machine.
+"""
+
+import dataclasses
+import hashlib
+import os
+import pathlib
+import subprocess
+import sys
+
+#: Identity and date used for the pristine base commit and as committer of
+#: every applied patch (``git am --committer-date-is-author-date``).
+IDENTITY_NAME = "novaseries"
+IDENTITY_EMAIL = "novaseries@localhost"
+BASE_DATE = "2000-01-01T00:00:00+0000"
+
+
+class HarnessError(Exception):
+    """A user-facing error: the CLI prints it as one line and exits 1.
+
+    ``details`` (optional) is printed after the line: digests, the failing
+    hunk, the commands to continue, ...
+    """
+
+    def __init__(self, message, details=""):
+        super().__init__(message)
+        self.details = details
+
+
+@dataclasses.dataclass
+class Context:
+    """Where things live.
+
+    ``root``: the project checkout (holds ``targets/``, ``patches/``, ``pins/``).
+    ``build``: scratch space (trees, venvs, results); git-ignored.
+    ``sdist_cache``: where downloaded sdists are kept (pre-seed it to work
+    offline: a file there is used, after the sha256 check, instead of pip).
+    """
+
+    root: pathlib.Path
+    build: pathlib.Path
+    sdist_cache: pathlib.Path
+
+    @classmethod
+    def create(cls, root=None, build=None, sdist_cache=None):
+        """Build a context from CLI options, the environment, then defaults.
+
+        Environment: NOVASERIES_ROOT, NOVASERIES_BUILD, NOVASERIES_SDIST_CACHE.
+        """
+        root = pathlib.Path(root or os.environ.get("NOVASERIES_ROOT") or find_root())
+        build = pathlib.Path(build or os.environ.get("NOVASERIES_BUILD") or root / "build")
+        cache = pathlib.Path(sdist_cache or os.environ.get("NOVASERIES_SDIST_CACHE")
+                             or build / "sdists")
+        return cls(root.resolve(), build.resolve(), cache.resolve())
+
+    def tree(self, target):
+        """Default tree path of a target: ``build/trees/<target>``."""
+        return self.build / "trees" / target
+
+    def venv(self, target):
+        """Per-target virtualenv: ``build/venvs/<target>``."""
+        return self.build / "venvs" / target
+
+    def results(self, target):
+        """Where test logs and subunit streams go: ``build/results/<target>``."""
+        return self.build / "results" / target
+
+
+def find_root():
+    """The project root: the nearest ancestor of the cwd with targets/targets.toml,
+    else the checkout this package lives in."""
+    here = pathlib.Path.cwd()
+    for path in (here, *here.parents):
+        if (path / "targets" / "targets.toml").is_file():
+            return path
+    return pathlib.Path(__file__).resolve().parent.parent
+
+
+#: Set by the harness's own tests to silence progress lines.
+QUIET = False
+
+
+def say(message=""):
+    """Print a progress line (stdout, flushed so it interleaves with children)."""
+    if not QUIET:
+        print(message, flush=True)
+
+
+def run(cmd, cwd=None, env=None, check=True, capture=True, stdin=None, stdout=None):
+    """Run ``cmd`` (a list); return the CompletedProcess (text mode).
+
+    With ``check`` a non-zero exit raises HarnessError naming the command and
+    showing its output.
+    """
+    kwargs = dict(cwd=cwd, env=env, text=True, stdin=stdin if stdin is not None
+                  else subprocess.DEVNULL)
+    if stdout is not None:
+        kwargs.update(stdout=stdout, stderr=subprocess.STDOUT)
+    elif capture:
+        kwargs.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc = subprocess.run([str(c) for c in cmd], **kwargs)
+    except FileNotFoundError as exc:
+        raise HarnessError(f"command not found: {cmd[0]} ({exc})")
+    if check and proc.returncode != 0:
+        output = ((proc.stdout or "") + (proc.stderr or "")).strip() if capture else ""
+        raise HarnessError(f"command failed ({proc.returncode}): {' '.join(map(str, cmd))}",
+                           output[-4000:])
+    return proc
+
+
+def git_env(extra=None):
+    """Environment for git: no user/system config, fixed identity, C locale."""
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("GIT_") and key not in ("GIT_EXEC_PATH",):
+            del env[key]
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_AUTHOR_NAME=IDENTITY_NAME,
+        GIT_AUTHOR_EMAIL=IDENTITY_EMAIL,
+        GIT_COMMITTER_NAME=IDENTITY_NAME,
+        GIT_COMMITTER_EMAIL=IDENTITY_EMAIL,
+        LC_ALL="C",
+        LANGUAGE="C",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_EDITOR="true",
+    )
+    env.update(extra or {})
+    return env
+
+
+def git(tree, *args, check=True, env=None):
+    """Run ``git -C tree args...`` in the isolated environment; return stdout
+    stripped of the final newline (or the CompletedProcess if check=False)."""
+    proc = run(["git", "-C", tree, *args], env=git_env(env), check=check)
+    return proc if not check else proc.stdout.rstrip("\n")
+
+
+def sha256_file(path):
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def python_version(executable):
+    """``(major, minor)`` of an interpreter, or None if it cannot run."""
+    try:
+        proc = subprocess.run([str(executable), "-c",
+                               "import sys; print('%d.%d' % sys.version_info[:2])"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    major, minor = proc.stdout.strip().split(".")
+    return int(major), int(minor)
+
+
+def find_interpreter(name):
+    """Resolve an interpreter name such as ``python3.11`` or ``python2.7``.
+
+    Looks at the running interpreter, pyenv's versions folder ($PYENV_ROOT or
+    ~/.pyenv), then PATH (skipping pyenv shims, which may point nowhere).
+    Returns the executable path; raises HarnessError when none is found.
+    """
+    want = name.removeprefix("python")
+    try:
+        wanted = tuple(int(p) for p in want.split("."))
+    except ValueError:
+        raise HarnessError(f"bad interpreter name {name!r} (expected e.g. python3.11)")
+    if sys.version_info[:2] == wanted:
+        return pathlib.Path(sys.executable)
+    pyenv_root = pathlib.Path(os.environ.get("PYENV_ROOT") or pathlib.Path.home() / ".pyenv")
+    candidates = sorted((pyenv_root / "versions").glob(f"{want}.*/bin/{name}"),
+                        key=lambda p: [int(x) if x.isdigit() else 0
+                                       for x in p.parent.parent.name.split(".")],
+                        reverse=True)
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if directory and "shims" not in pathlib.Path(directory).parts:
+            candidates.append(pathlib.Path(directory) / name)
+    for candidate in candidates:
+        if candidate.is_file() and python_version(candidate) == wanted:
+            return candidate
+    raise HarnessError(f"interpreter {name} not found (looked in PATH and "
+                       f"{pyenv_root}/versions); install it, e.g. `pyenv install {want}`")

@@ -1,0 +1,72 @@
+"""Command-line errors: one line, non-zero exit; the targets file."""
+
+from novaseries import targets
+from novaseries.util import HarnessError
+from tests import helpers
+
+
+class CliTest(helpers.ProjectTestCase):
+
+    def test_unknown_target_one_line_error(self):
+        for command in ("prepare", "test", "export", "check-commits"):
+            proc = self.cli(command, "nosuch")
+            self.assertEqual(proc.returncode, 1, command)
+            self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+            self.assertIn("unknown target 'nosuch' (known: fake, other)", proc.stderr)
+
+    def test_missing_interpreter_one_line_error(self):
+        self.write_targets(interpreter="python9.9")
+        tree = self.tmp / "tree"
+        self.assertEqual(self.cli("prepare", "fake", "--dest", str(tree)).returncode, 0)
+        proc = self.cli("test", "fake", "--tree", str(tree))
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        self.assertIn("interpreter python9.9 not found", proc.stderr)
+
+    def test_targets_lists_missing_patches_clearly(self):
+        proc = self.cli("targets")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("fake", proc.stdout)
+        self.assertIn("patches folder", proc.stdout)
+        self.assertIn("is missing", proc.stdout)
+
+    def test_ci_reports_target_without_patches(self):
+        proc = self.cli("ci", "--no-self-tests", "--target", "other")
+        self.assertEqual(proc.returncode, 1)
+        lines = proc.stdout.strip().splitlines()
+        self.assertEqual(lines[-1], "0 passed, 1 failed, 0 skipped")
+        self.assertIn("patches folder", proc.stdout)
+
+    def test_prepare_of_target_without_patches_makes_base_only(self):
+        (self.patches / "series").unlink()
+        proc = self.cli("prepare", "fake", "--dest", str(self.tmp / "t"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("pristine base only", proc.stdout)
+
+    def test_bad_targets_file(self):
+        (self.root / "targets" / "targets.toml").write_text("[targets.x]\nversion = '1'\n")
+        with self.assertRaises(HarnessError) as caught:
+            targets.load(self.ctx)
+        self.assertIn("lacks sha256", str(caught.exception))
+
+    def test_upto_selection(self):
+        for name in ("0001-a.patch", "0002-b-thing.patch", "0003-c.patch"):
+            (self.patches / name).write_text("")
+        (self.patches / "series").write_text("# comment\n0001-a.patch\n0002-b-thing.patch\n"
+                                             "\n0003-c.patch -p1\n")
+        self.assertEqual(len(self.target.select(None)), 3)
+        self.assertEqual([p.name for p in self.target.select("0002")],
+                         ["0001-a.patch", "0002-b-thing.patch"])
+        self.assertEqual(len(self.target.select("2")), 2)
+        self.assertEqual(len(self.target.select("b-thing")), 2)
+        self.assertEqual(len(self.target.select("0003-c.patch")), 3)
+        with self.assertRaises(HarnessError):
+            self.target.select("nosuch")
+        with self.assertRaises(HarnessError):
+            self.target.select("patch")  # ambiguous
+
+    def test_series_naming_missing_file(self):
+        (self.patches / "series").write_text("0001-gone.patch\n")
+        with self.assertRaises(HarnessError) as caught:
+            self.target.series()
+        self.assertIn("0001-gone.patch", str(caught.exception))

@@ -1,0 +1,112 @@
+"""export: byte-identical round trip, refusal on dirty trees, bug numbers,
+trailers."""
+
+from novaseries import export, tree
+from novaseries.util import HarnessError, git
+from tests import helpers
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+class ExportTest(helpers.ProjectTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.work = tree.prepare(self.ctx, self.target, self.tmp / "authoring")
+        helpers.sample_series(self.work)
+
+    def test_round_trip_byte_identical(self):
+        export.export(self.target, self.work)
+        before = snapshot(self.patches)
+        self.assertEqual(before["series"],
+                         b"0001-Fix-the-driver.patch\n0002-Add-a-regression-test.patch\n")
+        fresh = tree.prepare(self.ctx, self.target, self.tmp / "fresh")
+        out = self.tmp / "out"
+        export.export(self.target, fresh, out=out)
+        self.assertEqual(snapshot(out), before)
+        export.export(self.target, fresh)  # back onto patches/fake
+        self.assertEqual(snapshot(self.patches), before)
+        text = before["0001-Fix-the-driver.patch"].decode()
+        self.assertTrue(text.startswith("From 0000000000000000000000000000000000000000 "))
+        self.assertNotIn("\n-- \n", text, "no version signature")
+
+    def test_reexport_leaves_git_status_clean(self):
+        export.export(self.target, self.work)
+        git(self.root, "init", "-q")
+        git(self.root, "add", ".")
+        git(self.root, "commit", "-q", "-m", "series")
+        fresh = tree.prepare(self.ctx, self.target, self.tmp / "fresh")
+        export.export(self.target, fresh)
+        self.assertEqual(git(self.root, "status", "--porcelain"), "")
+
+    def test_export_refuses_uncommitted_changes_and_loses_nothing(self):
+        export.export(self.target, self.work)
+        before = snapshot(self.patches)
+        driver = self.work / "nova" / "virt" / "driver.py"
+        driver.write_text("work in progress\n")
+        proc = self.cli("export", "fake", "--tree", str(self.work))
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("uncommitted changes", proc.stderr)
+        self.assertIn("nova/virt/driver.py", proc.stderr)
+        self.assertEqual(driver.read_text(), "work in progress\n")
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_export_refuses_untracked_files(self):
+        (self.work / "nova" / "forgotten.py").write_text("x = 1\n")
+        with self.assertRaises(HarnessError):
+            export.export(self.target, self.work)
+        self.assertEqual(snapshot(self.patches), {"series": b""})
+
+    def test_removed_commit_drops_its_patch(self):
+        export.export(self.target, self.work)
+        git(self.work, "reset", "-q", "--hard", "HEAD~1")
+        export.export(self.target, self.work)
+        self.assertEqual(sorted(snapshot(self.patches)), ["0001-Fix-the-driver.patch", "series"])
+
+    def test_bug_numbers_in_contents_and_file_names(self):
+        out = self.tmp / "out"
+        proc = self.cli("export", "fake", "--tree", str(self.work), "--out", str(out),
+                        "--bug", "main=1234567", "--bug", "userdelete=7654321")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        text = (out / "0002-Add-a-regression-test.patch").read_text()
+        self.assertNotIn("NNNNNNN", text)
+        self.assertNotIn("MMMMMMM", text)
+        self.assertIn("nova/tests/functional/test_bug_1234567.py", text)
+        self.assertIn("releasenotes/notes/bug-1234567-0123.yaml", text)
+        self.assertIn("+bug/1234567", text)
+        self.assertIn("see 7654321", text)
+        self.assertIn("Related-Bug: #1234567", text)
+        self.assertIn("Closes-Bug: #1234567",
+                      (out / "0001-Fix-the-driver.patch").read_text())
+        # the exported series applies to a pristine tree and gives real names
+        self.write_targets(patches=str(out.relative_to(self.root)) if out.is_relative_to(
+            self.root) else str(out))
+        check = tree.prepare(self.ctx, self.target, self.tmp / "check")
+        tree.apply_series(check, [out / n for n in (out / "series").read_text().split()])
+        self.assertTrue((check / "nova/tests/functional/test_bug_1234567.py").is_file())
+        # the tree itself still has the placeholders
+        self.assertTrue((self.work / "nova/tests/functional/test_bug_NNNNNNN.py").is_file())
+
+    def test_bad_bug_option(self):
+        for value in ("nosuch=1", "main=abc", "main"):
+            proc = self.cli("export", "fake", "--tree", str(self.work), "--bug", value)
+            self.assertEqual(proc.returncode, 1, value)
+            self.assertEqual(proc.stderr.count("\n"), 1)
+
+    def test_trailers_and_signoff_only_at_export(self):
+        out = self.tmp / "out"
+        env = {"GIT_CONFIG_GLOBAL": str(self.tmp / "gitconfig")}
+        (self.tmp / "gitconfig").write_text("[user]\n\tname = Sub Mitter\n"
+                                            "\temail = sub@example.org\n")
+        proc = self.cli("export", "fake", "--tree", str(self.work), "--out", str(out),
+                        "--signoff", "--trailer", "Assisted-By: sometool", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        text = (out / "0001-Fix-the-driver.patch").read_text()
+        message = text.split("\n---\n")[0]
+        self.assertTrue(message.endswith(f"Change-Id: {helpers.CHANGE_ID}\n"
+                                         "Assisted-By: sometool\n"
+                                         "Signed-off-by: Sub Mitter <sub@example.org>"),
+                        message)
+        self.assertNotIn("Signed-off-by", git(self.work, "log", "--format=%B"))
