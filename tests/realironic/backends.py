@@ -1,0 +1,162 @@
+"""The two Ironics a contract scenario runs against.
+
+``RealBackend`` drives a real Ironic (``novaseries.realironic``) through
+openstacksdk, as Nova's driver would (no auth, endpoint override).
+``FakeBackend`` drives ``nova.tests.fixtures.ironic.IronicFixture``: the
+driver-side calls through its SDK proxy, the operator actions through its
+operator controls.
+"""
+
+import collections
+import os
+import time
+
+from openstack import connection
+from openstack import exceptions as sdk_exc
+
+from novaseries import realironic
+
+import scenarios
+
+#: Fake delays of the real Ironic: 1 s per fake power and boot action, so that
+#: ``deploying`` (about 3 s) and ``deleting`` (about 4 s) last long enough for
+#: an operator action or a second request to hit them.
+FAKE_DELAYS = 1
+
+
+def ironic():
+    """The test run's real Ironic (started once per process)."""
+    return realironic.shared(fake_delays=FAKE_DELAYS)
+
+
+def sdk_connection(url, record=None, retries=None):
+    """An openstacksdk Connection to ``url`` without auth.
+
+    :param record: optional list; every request is appended to it as
+        ``(method, path, X-OpenStack-Ironic-API-Version header)``.
+    :param retries: ``baremetal_status_code_retries``; None keeps the SDK's
+        default (5: a 409 NodeLocked or 503 is retried after 0.5, 1, 2, 4
+        and 8 s before the SDK raises).
+    """
+    kwargs = {}
+    if retries is not None:
+        kwargs['baremetal_status_code_retries'] = retries
+    conn = connection.Connection(
+        auth_type='none', auth={'endpoint': url},
+        baremetal_endpoint_override=url, **kwargs)
+    if record is not None:
+        rsession = conn.session.session
+        send = rsession.send
+
+        def recording_send(request, **kwargs):
+            record.append((request.method, request.path_url,
+                           request.headers.get(
+                               'X-OpenStack-Ironic-API-Version')))
+            return send(request, **kwargs)
+        rsession.send = recording_send
+    return conn
+
+
+class RealBackend(scenarios.Backend):
+    name = 'real Ironic'
+    max_polls = 100000  # bounded by deadline() instead
+
+    def __init__(self, service=None):
+        self.service = service or ironic()
+        self.sent = []
+        # what the driver calls go through: the SDK's defaults
+        self.conn = sdk_connection(self.service.url, record=self.sent)
+        self.proxy = self.conn.baremetal
+        # the operator's single API calls: a refusal is not retried
+        self.operator_proxy = sdk_connection(
+            self.service.url, record=self.sent, retries=0).baremetal
+        self.client = realironic.Client(self.service.url)
+
+    def new_node(self):
+        return self.client.create_available_node()
+
+    def image(self, bad):
+        # An http image needs a checksum (Nova sends a Glance UUID, which
+        # would need Glance and Keystone): added to instance_info here.
+        return (self.service.missing_image_url if bad else
+                self.service.image_url,
+                {'image_os_hash_algo': 'sha256',
+                 'image_os_hash_value': self.service.image_sha256})
+
+    def operator(self, action, node):
+        proxy = self.operator_proxy
+        if action == 'undeploy':
+            proxy.set_node_provision_state(node, 'deleted')
+        elif action == 'delete':
+            proxy.delete_node(node, ignore_missing=False)
+        elif action == 'maintenance':
+            proxy.set_node_maintenance(node, reason='contract test')
+        elif action == 'abort_sdk':
+            proxy.set_node_provision_state(node, 'abort')
+        elif action == 'abort':
+            # what `openstack baremetal node abort` (ironicclient, 1.115)
+            # sends: the SDK cannot go above 1.109.
+            resp = proxy.put('/nodes/%s/states/provision' % node,
+                             json={'target': 'abort'}, microversion='1.110',
+                             raise_exc=False)
+            sdk_exc.raise_from_response(resp)
+        else:
+            raise ValueError(action)
+
+    def pause(self):
+        time.sleep(0.02)
+
+    def deadline(self):
+        return time.monotonic() + 60
+
+    def microversions(self):
+        """{(method, path pattern): {versions}} of the requests sent."""
+        out = collections.defaultdict(set)
+        for method, path, version in self.sent:
+            parts = path.split('?')[0].split('/')
+            parts = ['<uuid>' if len(p) == 36 and p.count('-') == 4 else p
+                     for p in parts]
+            out[(method, '/'.join(parts))].add(version)
+        return dict(out)
+
+
+class FakeBackend(scenarios.Backend):
+    name = 'fake Ironic'
+    max_polls = 60
+
+    def __init__(self, fixture):
+        self.fixture = fixture
+        self.proxy = fixture.proxy
+
+    def new_node(self):
+        return self.fixture.create_node()
+
+    def image(self, bad):
+        return ('http://127.0.0.1:1/%s' % ('missing.img' if bad else
+                                             'disk.img'),
+                {'image_os_hash_algo': 'sha256',
+                 'image_os_hash_value': '0' * 64})
+
+    def after_deploy_request(self, node, bad_image):
+        if bad_image:
+            # Ironic fails in prepare (HEAD of the image answers 404): the
+            # first poll still sees ``deploying``.
+            self.fixture.after_polls(
+                1, lambda n: self.fixture.fail_deploy(
+                    n, 'Failed to prepare to deploy: Validation of image '
+                       'href failed'), node=node)
+
+    def operator(self, action, node):
+        fx = self.fixture
+        if action == 'undeploy':
+            fx.undeploy(node)
+        elif action == 'delete':
+            fx.delete_node(node)
+        elif action == 'maintenance':
+            fx.set_maintenance(node, reason='contract test')
+        elif action == 'abort_sdk':
+            fx.proxy.set_node_provision_state(node, 'abort')
+        elif action == 'abort':
+            fx.abort(node)
+        else:
+            raise ValueError(action)
