@@ -4,7 +4,9 @@ For each commit of ``base..HEAD`` (oldest first) the commit message is
 linted (:mod:`novaseries.lint`), then the commit is checked out in a
 separate detached worktree (``build/check/TARGET``; the user's tree is not
 touched) and the targeted tests and flake8 run there (:func:`runner.test_tree`).
-The last commit's run is the same as ``novaseries test`` at HEAD.
+The last commit's run is the same as ``novaseries test`` at HEAD, except
+that the unit selections are not re-run at a commit that only touches paths
+no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
 """
 
 from novaseries import lint, runner
@@ -51,5 +53,11 @@ def check_commits(ctx, target, tree, run_tests=True):
             subject = git(work, "log", "-1", "--format=%s")
             label = f"{target.name} {number}/{len(commits)} {commit[:7]}"
             say(f"=== {label} {subject}")
-            outcomes += runner.test_tree(ctx, target, work, venv, rev=commit, label=label)
+            skip = ""
+            if number > 1:
+                files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
+                if not runner.unit_relevant(files):
+                    skip = "this commit only touches functional tests, docs or release notes"
+            outcomes += runner.test_tree(ctx, target, work, venv, rev=commit, label=label,
+                                         skip_unit=skip)
     return outcomes

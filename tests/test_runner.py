@@ -89,3 +89,14 @@ class TreeSelectionTest(helpers.ProjectTestCase):
         self.assertEqual(known["master"].env["PYTHONHASHSEED"], "0")
         self.assertTrue(known["master"].check_commits)
         self.assertEqual(known["pike"].interpreter, "python2.7")
+
+
+class UnitRelevanceTest(unittest.TestCase):
+
+    def test_unit_relevant(self):
+        self.assertFalse(runner.unit_relevant([
+            "nova/tests/functional/regressions/test_bug_NNNNNNN.py",
+            "releasenotes/notes/x.yaml"]))
+        self.assertTrue(runner.unit_relevant([
+            "nova/tests/functional/test_x.py", "nova/tests/fixtures/ironic.py"]))
+        self.assertTrue(runner.unit_relevant(["nova/virt/ironic/driver.py"]))
