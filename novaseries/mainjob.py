@@ -1,0 +1,402 @@
+"""``run``: the main job -- the bug and the fix side by side on real Nova.
+
+Prepares two trees of the master target from its series:
+
+* ``reproducer``: the series up to and including the reproducer commit
+  (the first patch that adds a test under
+  ``nova/tests/functional/regressions/``): Nova as released, plus the test
+  fixtures the series adds;
+* ``fixed``: the whole series;
+
+then runs every scenario of ``scenarios/nova_scenarios.py`` in each tree, in
+Nova's functional-test environment (real API, conductor, scheduler,
+placement, compute with the real ``ironic.IronicDriver``) against the fake
+Ironic (``nova.tests.fixtures.IronicFixture``), judges each observation
+against what the tree is expected to do (:data:`EXPECTED`), prints a table
+and writes everything as JSON.
+
+Exit status: 0 when the fixed tree gets every scenario right, 1 otherwise.
+The reproducer tree is expected to show the bug; its verdicts are reported,
+not enforced.
+"""
+
+import json
+import pathlib
+import subprocess
+import threading
+import time
+
+from novaseries import runner, targets as targets_mod
+from novaseries import tree as tree_mod
+from novaseries.util import HarnessError, say
+
+INNER = pathlib.Path(__file__).with_name("scenarios") / "nova_scenarios.py"
+TREES = ("reproducer", "fixed")
+#: ``[ironic] api_retry_interval`` default, seconds: one driver poll.
+POLL_INTERVAL = 2
+
+# -- expectations -----------------------------------------------------------
+# Each check takes the observation dict and returns a problem string or None.
+
+
+def status(expected):
+    def check(obs):
+        if obs.get('status') != expected:
+            return 'status %s, expected %s' % (obs.get('status'), expected)
+    check.text = expected
+    return check
+
+
+def fault_has(*parts):
+    def check(obs):
+        fault = obs.get('fault') or ''
+        missing = [p for p in parts if p.format(**obs) not in fault]
+        if missing:
+            return 'fault %r lacks %r' % (fault[:90], missing)
+    check.text = 'fault names ' + ', '.join(parts)
+    return check
+
+
+def on_other_node(obs):
+    if obs.get('node') in (None, obs.get('first_node')):
+        return 'not rescheduled to another node (node %s)' % obs.get('node')
+
+
+on_other_node.text = 'on the alternate node'
+
+
+def rescheduled(expected):
+    def check(obs):
+        did = 'rescheduled' in obs.get('build_results', [])
+        if did != expected:
+            return 'build %s rescheduled (results %s)' % (
+                'was' if did else 'was not', obs.get('build_results'))
+    check.text = 'rescheduled' if expected else 'not rescheduled'
+    return check
+
+
+def clean(obs):
+    """Nothing left behind: allocations, VIFs, instance_info, usage."""
+    problems = []
+    final = obs.get('status')
+    usage = sum((obs.get('usages') or {}).values())
+    want_usage = 1 if final == 'ACTIVE' else 0
+    if usage != want_usage:
+        problems.append('placement usage %s, expected %s (leak)' % (
+            usage, want_usage))
+    if final != 'ACTIVE' and obs.get('allocations'):
+        problems.append('allocations left: %s' % obs['allocations'])
+    for node in obs.get('nodes', []):
+        if node.get('deleted'):
+            continue
+        mine = node['id'] == obs.get('node') and final == 'ACTIVE'
+        if mine:
+            continue
+        if node['provision_state'] != 'available':
+            problems.append('node %s is %s' % (node['name'],
+                                               node['provision_state']))
+        if node['instance_id'] or node['instance_info'] or node['vifs']:
+            problems.append('node %s keeps instance/VIFs' % node['name'])
+    if final == 'DELETED' and obs.get('port_device_id'):
+        problems.append('port still bound to the deleted server')
+    return '; '.join(problems) or None
+
+
+clean.text = 'nothing left behind'
+
+
+def one_call_per_poll(obs):
+    if obs.get('calls_per_poll') != 1.0:
+        return '%s Ironic calls per poll' % obs.get('calls_per_poll')
+
+
+one_call_per_poll.text = '1 Ironic call per poll'
+
+STUCK = [status('BUILD'), fault_has()]
+TORN = 'torn down or deleted outside of Nova'
+MISLEADING = fault_has('could not be found')
+
+#: scenario -> {tree: [checks]}.  The reproducer column is the bug as it is
+#: on Nova 34.0.0 (measured); the fixed column is what must happen.
+EXPECTED = {
+    'undeploy-deleting': {
+        'reproducer': [status('BUILD')],
+        'fixed': [status('ERROR'),
+                  fault_has(TORN, '{first_node}', 'provision_state deleting'),
+                  clean]},
+    'undeploy-deleting-port': {
+        'reproducer': [status('ERROR'), MISLEADING],
+        'fixed': [status('ERROR'), fault_has(TORN, 'provision_state deleting'),
+                  clean]},
+    'undeploy-cleared': {
+        'reproducer': [status('BUILD')],
+        'fixed': [status('ERROR'), fault_has(TORN, 'no longer associated'),
+                  clean]},
+    'maintenance-delete': {
+        'reproducer': [status('BUILD')],
+        'fixed': [status('ERROR'), fault_has(TORN, 'the node was deleted'),
+                  clean]},
+    'undeploy-no-alternate': {
+        'reproducer': [status('ERROR'), MISLEADING],
+        'fixed': [status('ERROR'), rescheduled(True),
+                  fault_has('Exceeded maximum number of retries'), clean]},
+    'undeploy-reschedule': {
+        'reproducer': [status('ERROR'), MISLEADING, rescheduled(False)],
+        'fixed': [status('ACTIVE'), on_other_node, rescheduled(True), clean]},
+    'undeploy-cleared-reschedule': {
+        'reproducer': [status('BUILD'), rescheduled(False)],
+        'fixed': [status('ACTIVE'), on_other_node, rescheduled(True), clean]},
+    'maintenance-delete-reschedule': {
+        'reproducer': [status('BUILD'), rescheduled(False)],
+        'fixed': [status('ACTIVE'), on_other_node, rescheduled(True), clean]},
+    'deploy-failed': {
+        'reproducer': [status('ERROR'),
+                       fault_has('Failed to provision instance'), clean],
+        'fixed': [status('ERROR'), fault_has('Failed to provision instance'),
+                  clean]},
+    'deploy-failed-reschedule': {
+        'reproducer': [status('ACTIVE'), on_other_node, clean],
+        'fixed': [status('ACTIVE'), on_other_node, clean]},
+    'abort': {
+        'reproducer': [status('ERROR'), fault_has('aborted'), clean],
+        'fixed': [status('ERROR'), fault_has('aborted'), clean]},
+    'user-delete': {
+        'reproducer': [status('DELETED'), rescheduled(True)],
+        'fixed': [status('DELETED'), rescheduled(False), clean]},
+    'user-delete-alternate': {
+        'reproducer': [status('DELETED'), rescheduled(True)],
+        'fixed': [status('DELETED'), rescheduled(False), clean]},
+    'normal-build': {
+        'reproducer': [status('ACTIVE'), one_call_per_poll, clean],
+        'fixed': [status('ACTIVE'), one_call_per_poll, clean]},
+    'rebuild-error': {
+        'reproducer': [status('ACTIVE'), clean],
+        'fixed': [status('ACTIVE'), clean]},
+}
+
+
+def judge(name, tree, obs):
+    """Problems of one observation against EXPECTED (empty list: as expected).
+
+    :raises HarnessError: for a scenario without expectations.
+    """
+    if name not in EXPECTED:
+        raise HarnessError(f"scenario {name} has no expectation in "
+                           "novaseries.mainjob.EXPECTED")
+    if obs.get('error'):
+        return ['runner error: ' + obs['error'].strip().splitlines()[-1]]
+    if not obs.get('settled', True):
+        return ['did not settle within the time limit']
+    return [p for p in (check(obs) for check in EXPECTED[name][tree]) if p]
+
+
+# -- running ----------------------------------------------------------------
+
+def reproducer_patch(target):
+    """The series' reproducer commit: the first patch adding a regression
+    test (``nova/tests/functional/regressions/test_bug_*.py``).
+
+    :raises HarnessError: if the series has none.
+    """
+    patches, problem = target.series_status()
+    if problem:
+        raise HarnessError(problem)
+    for patch in patches:
+        text = patch.read_text(errors='replace')
+        if '+++ b/nova/tests/functional/regressions/test_bug_' in text:
+            return patch
+    raise HarnessError(f"{target.name}: no patch in the series adds a "
+                       "regression test; cannot make the reproducer tree")
+
+
+def _stream(proc, label, lines):
+    for line in proc.stdout:
+        line = line.rstrip('\n')
+        lines.append(line)
+        if line.startswith('  ['):
+            say(f"  {label:10}{line.strip()}")
+
+
+def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
+    """Run the inner runner in each tree (in parallel); return {tree: data}.
+
+    :param trees: {label: tree path}.
+    :raises HarnessError: if a runner process fails without writing JSON.
+    """
+    outdir = ctx.results('run')
+    outdir.mkdir(parents=True, exist_ok=True)
+    procs = {}
+    for label, tree in trees.items():
+        out = outdir / f"{label}.json"
+        if out.exists():
+            out.unlink()
+        cmd = [str(venv / 'bin' / 'python'), str(INNER), '--out', str(out)]
+        for name in scenarios:
+            cmd += ['--scenario', name]
+        for spec in bench:
+            cmd += ['--bench', spec]
+        env = runner.test_env(target, venv, tree)
+        env['OS_DEBUG'] = '0'
+        log = open(outdir / f"{label}.log", 'w')
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=log,
+                                stdin=subprocess.DEVNULL)
+        lines = []
+        thread = threading.Thread(target=_stream, args=(proc, label, lines))
+        thread.start()
+        procs[label] = (proc, thread, out, log)
+    data = {}
+    for label, (proc, thread, out, log) in procs.items():
+        rc = proc.wait()
+        thread.join()
+        log.close()
+        if not out.exists():
+            tail = (outdir / f"{label}.log").read_text(
+                errors='replace').splitlines()[-30:]
+            raise HarnessError(f"scenario runner for {label} failed (exit "
+                               f"{rc}); log: {outdir / (label + '.log')}",
+                               '\n'.join(tail))
+        data[label] = json.loads(out.read_text())
+    return data
+
+
+def prepare_trees(ctx, target):
+    """Prepare build/run/{reproducer,fixed}; return {label: path}."""
+    repro = reproducer_patch(target)
+    base = ctx.build / 'run'
+    trees = {}
+    for label, upto in (('reproducer', repro.name), ('fixed', None)):
+        dest = base / label
+        say(f"tree {label}: series "
+            f"{'up to ' + upto if upto else 'complete'}")
+        trees[label] = tree_mod.prepare(ctx, target, dest, upto, force=True)
+    return trees
+
+
+def _wait_text(obs):
+    if obs.get('status') in ('BUILD',):
+        return 'never'
+    polls = obs.get('polls_after_action')
+    if polls is None:
+        return '-'
+    return f"{polls} ({polls * POLL_INTERVAL}s)"
+
+
+def table(data):
+    """Rows of the verdict table, as a list of strings."""
+    rows = []
+    head = (f"{'scenario':30} {'tree':10} {'status/task':16} "
+            f"{'node state':11} {'polls (wait)':13} {'calls/poll':10} "
+            f"{'verdict'}")
+    rows.append(head)
+    rows.append('-' * len(head))
+    names = [o['scenario'] for o in data['fixed']['scenarios']]
+    for name in names:
+        for label in TREES:
+            obs = _find(data[label], name)
+            first = next((n for n in obs.get('nodes', [])
+                          if n['id'] == obs.get('first_node')), {})
+            node_state = ('deleted' if first.get('deleted')
+                          else first.get('provision_state', '?'))
+            st = f"{obs.get('status')}/{obs.get('task_state') or '-'}"
+            verdict = obs['verdict']
+            rows.append(f"{name if label == 'reproducer' else '':30} "
+                        f"{label:10} {st:16} {node_state:11} "
+                        f"{_wait_text(obs):13} "
+                        f"{str(obs.get('calls_per_poll')):10} {verdict}")
+            if obs.get('fault'):
+                rows.append(f"{'':41}fault: {obs['fault'][:110]}")
+    return rows
+
+
+def _find(tree_data, name):
+    for obs in tree_data['scenarios']:
+        if obs['scenario'] == name:
+            return obs
+    return {'scenario': name, 'error': 'not run', 'verdict': 'not run'}
+
+
+def evaluate(data):
+    """Add ``problems`` and ``verdict`` to each observation; return the
+    number of scenarios the fixed tree got wrong."""
+    wrong = 0
+    for label in TREES:
+        for obs in data[label]['scenarios']:
+            problems = judge(obs['scenario'], label, obs)
+            obs['problems'] = problems
+            if label == 'fixed':
+                obs['verdict'] = 'ok' if not problems else 'WRONG: ' + \
+                    '; '.join(problems)
+                wrong += bool(problems)
+            elif problems:
+                obs['verdict'] = 'unexpected: ' + '; '.join(problems)
+            else:
+                obs['verdict'] = ('bug reproduced' if _is_bug(obs)
+                                  else 'as on 34.0.0')
+    return wrong
+
+
+def _is_bug(obs):
+    """True when the fixed tree's expectations fail on this observation."""
+    return bool(judge(obs['scenario'], 'fixed', obs))
+
+
+def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
+        ironic='fake'):
+    """The main job.  Returns the exit status (0: fixed tree all right)."""
+    if ironic != 'fake':
+        raise HarnessError("--ironic real: use `python -m novaseries.realironic`"
+                           " (see doc/real-ironic.rst)")
+    target = targets_mod.get(ctx, target_name)
+    start = time.monotonic()
+    trees = prepare_trees(ctx, target)
+    venv, _ = runner.ensure_venv(ctx, target)
+    say(f"running {len(scenarios) or len(EXPECTED)} scenarios in "
+        f"{len(trees)} trees (in parallel)...")
+    data = run_trees(ctx, target, venv, trees, scenarios, bench)
+    wrong = evaluate(data)
+    say('')
+    for row in table(data):
+        say(row)
+    if bench:
+        say('')
+        say('benchmark (N builds on N+S nodes, K torn down mid-deploy):')
+        for label in TREES:
+            for b in data[label].get('bench', []):
+                say(f"  {label:10} N={b['n']:<3} S={b['s']:<2} K={b['k']:<3} "
+                    f"outcome={b.get('outcome')} wall={b.get('wall_seconds')}s "
+                    f"calls/build={b.get('ironic_calls_per_build')} "
+                    f"healthy calls/poll={b.get('healthy_calls_per_poll')}"
+                    f"{' ERROR' if b.get('error') else ''}")
+    out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
+        'run.json'
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, sort_keys=True))
+    say(f"\nJSON: {out}")
+    say(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
+        f"{len(data['fixed']['scenarios'])} scenarios right; "
+        f"{time.monotonic() - start:.0f} s")
+    return 1 if wrong else 0
+
+
+def _register():
+    from novaseries import cli
+
+    @cli.command('run', 'the main job: every scenario on the reproducer and '
+                 'the fixed tree, verdict table + JSON')
+    @cli.arguments(
+        (('--target',), dict(default='master')),
+        (('--scenario',), dict(action='append', default=[],
+                               help='only this scenario (repeatable)')),
+        (('--bench',), dict(action='append', default=[], metavar='N:S:K',
+                            help='benchmark: N concurrent builds on N+S '
+                            'nodes, K torn down (e.g. 10:2:3)')),
+        (('--json',), dict(help='where to write the JSON (default: '
+                           'build/results/run/run.json)')),
+        (('--ironic',), dict(choices=('fake', 'real'), default='fake')))
+    def cmd_run(ctx, args):
+        return run(ctx, args.target, args.scenario, args.bench, args.json,
+                   args.ironic)
+
+
+_register()

@@ -1,0 +1,574 @@
+"""The scenario matrix, run inside a prepared Nova tree.
+
+This module is not part of the harness's import tree: ``novaseries run``
+executes it with the target's virtualenv Python, with the working directory
+and ``PYTHONPATH`` set to a Nova tree that has the series applied (up to the
+reproducer commit, or whole). It uses that tree's functional-test framework
+(``nova.tests.functional.test_ironic.IronicTestBase``: real API, conductor,
+scheduler, placement and compute services, the real ``IronicDriver`` and the
+``IronicFixture`` fake Ironic that the series adds), runs each scenario once
+and writes what it observed as JSON. It records; it does not judge: the
+expected outcomes live in ``novaseries.mainjob``.
+
+Usage (what ``novaseries run`` does for each tree)::
+
+    cd <tree>; PYTHONPATH=<tree> <venv>/bin/python nova_scenarios.py \\
+        --out results.json [--scenario NAME ...] [--bench N:S:K ...]
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+import traceback
+import unittest
+
+# The test package applies Nova's monkey patching; it must come first.
+import nova.tests.functional  # noqa: F401  isort:skip
+from nova.compute import manager as compute_manager  # noqa: E402
+from nova import context as nova_context  # noqa: E402
+from nova import objects  # noqa: E402
+from nova.tests.functional import test_ironic  # noqa: E402
+from nova.virt.ironic import ironic_states as states  # noqa: E402
+
+#: How long a scenario may take to settle, in seconds (wall clock).
+SETTLE_TIMEOUT = 30.0
+#: A server is settled when nothing changed for this long (seconds) and no
+#: build is running.
+SETTLE_QUIET = 0.6
+
+
+class Scenario:
+    """One named case of the matrix.
+
+    :param name: short identifier (used on the command line and in JSON).
+    :param title: one-line description for the table.
+    :param nodes: Ironic nodes managed by the compute service.
+    :param action: what happens during the first deploy: ``undeploy``,
+        ``maintenance-delete``, ``fail``, ``abort``, ``user-delete`` or None.
+    :param after_polls: the action runs right after the driver's Nth poll
+        of the first deploy.
+    :param deleting_reads: driver reads that observe the node in
+        ``deleting`` (still associated, locked by the conductor) after an
+        undeploy; 0 means the driver only sees the aftermath (association
+        cleared, ``cleaning``/``available``).
+    :param port: boot with a Neutron port (a VIF on the node).
+    :param max_attempts: ``[scheduler] max_attempts``.
+    :param kind: ``build`` (boot and act during the deploy) or
+        ``rebuild-error`` (rebuild a server that is in ERROR).
+    :param source: where the case comes from (bug report, control).
+    """
+
+    def __init__(self, name, title, nodes=1, action=None, after_polls=2,
+                 deleting_reads=3, port=False, max_attempts=3, kind='build',
+                 source=''):
+        self.name = name
+        self.title = title
+        self.nodes = nodes
+        self.action = action
+        self.after_polls = after_polls
+        self.deleting_reads = deleting_reads
+        self.port = port
+        self.max_attempts = max_attempts
+        self.kind = kind
+        self.source = source
+
+    def describe(self):
+        return dict(vars(self))
+
+
+SCENARIOS = [
+    Scenario('undeploy-deleting', 'undeploy in wait call-back, seen while '
+             '`deleting` (1 node, max_attempts=1)',
+             action='undeploy', deleting_reads=3, max_attempts=1,
+             source='the bug, case (a)'),
+    Scenario('undeploy-deleting-port', 'same, server with a port (VIF '
+             'detach hits 409 node locked)', action='undeploy',
+             deleting_reads=3, port=True, max_attempts=1,
+             source='the bug, case (a) with a port'),
+    Scenario('undeploy-cleared', 'undeploy in wait call-back, seen only '
+             'after the association is cleared (1 node, max_attempts=1)',
+             action='undeploy', deleting_reads=0, max_attempts=1,
+             source='the bug, case (b)'),
+    Scenario('maintenance-delete', 'maintenance + node delete during the '
+             'deploy (1 node, max_attempts=1)', action='maintenance-delete',
+             max_attempts=1, source='the bug, delete variant (c)'),
+    Scenario('undeploy-no-alternate', 'undeploy seen while `deleting`, one '
+             'node, default retries (no alternate: ERROR)',
+             action='undeploy', deleting_reads=3, port=True,
+             source='the bug: no alternate host'),
+    Scenario('undeploy-reschedule', 'undeploy seen while `deleting`, an '
+             'alternate node is free (reschedule)', nodes=2,
+             action='undeploy', deleting_reads=3, port=True,
+             source='the bug: alternate host'),
+    Scenario('undeploy-cleared-reschedule', 'undeploy seen after the '
+             'association is cleared, alternate node free', nodes=2,
+             action='undeploy', deleting_reads=0,
+             source='the bug: alternate host'),
+    Scenario('maintenance-delete-reschedule', 'maintenance + node delete, '
+             'alternate node free', nodes=2, action='maintenance-delete',
+             source='the bug: alternate host'),
+    Scenario('deploy-failed', 'control: deploy failed in Ironic (1 node, '
+             'max_attempts=1)', action='fail', max_attempts=1,
+             source='control'),
+    Scenario('deploy-failed-reschedule', 'control: deploy failed, '
+             'alternate node free', nodes=2, action='fail',
+             source='control'),
+    Scenario('abort', 'control: operator abort in wait call-back (deploy '
+             'failed), 1 node, max_attempts=1', action='abort',
+             max_attempts=1, source='control'),
+    Scenario('user-delete', 'control: user deletes the server during the '
+             'deploy (LP 1455000)', action='user-delete',
+             source='LP 1455000'),
+    Scenario('user-delete-alternate', 'user delete during the deploy, '
+             'alternate node free (no reschedule, no leak)', nodes=2,
+             action='user-delete', source='user-delete sibling bug'),
+    Scenario('normal-build', 'control: a normal build', action=None,
+             source='control'),
+    Scenario('rebuild-error', 'control: rebuild of a server in ERROR '
+             '(LP 1735009)', kind='rebuild-error', source='LP 1735009'),
+]
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+class _BuildWatch:
+    """Wraps ComputeManager._do_build_and_run_instance to see builds.
+
+    Records each attempt's result (``active``, ``rescheduled``, ``failed``)
+    and how many builds are running, so the runner knows when the compute
+    service is idle.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running = 0
+        self.results = []
+        self.last_change = time.monotonic()
+
+    def install(self, test):
+        real = compute_manager.ComputeManager._do_build_and_run_instance
+        watch = self
+
+        def wrapper(mgr, *args, **kwargs):
+            with watch.lock:
+                watch.running += 1
+                watch.last_change = time.monotonic()
+            result = 'exception'
+            try:
+                result = real(mgr, *args, **kwargs)
+                return result
+            finally:
+                with watch.lock:
+                    watch.running -= 1
+                    watch.results.append(str(result))
+                    watch.last_change = time.monotonic()
+
+        test.stub_out(
+            'nova.compute.manager.ComputeManager._do_build_and_run_instance',
+            wrapper)
+
+
+class ScenarioTest(test_ironic.IronicTestBase):
+    """Runs one Scenario (set as the class attribute SCENARIO)."""
+
+    SCENARIO = None
+    CALLBACK_READS = 3
+    NUM_NODES = 1
+    RESULT = None
+
+    def setUp(self):
+        self.watch = _BuildWatch()
+        super().setUp()
+        self.watch.install(self)
+        self.flags(max_attempts=self.SCENARIO.max_attempts,
+                   group='scheduler')
+        for node_id in self.node_ids:
+            self.ironic.configure_node(
+                node_id, deleting_reads=self.SCENARIO.deleting_reads)
+
+    # -- observation helpers
+
+    def _server_or_none(self, server_id):
+        try:
+            return self.api.get_server(server_id)
+        except Exception as e:
+            if getattr(e, 'response', None) is not None and getattr(
+                    e.response, 'status_code', None) == 404:
+                return None
+            if '404' in str(e) or 'NotFound' in type(e).__name__:
+                return None
+            raise
+
+    def _settle(self, server_id):
+        """Wait until the server is final, or nothing moves any more.
+
+        :returns: (server or None, settled: bool, seconds waited)
+        """
+        start = time.monotonic()
+        last = None
+        last_change = start
+        while True:
+            server = self._server_or_none(server_id)
+            key = None if server is None else (
+                server['status'], server['OS-EXT-STS:task_state'],
+                server['OS-EXT-SRV-ATTR:host'])
+            now = time.monotonic()
+            if key != last:
+                last, last_change = key, now
+            with self.watch.lock:
+                idle = (self.watch.running == 0 and
+                        now - self.watch.last_change > SETTLE_QUIET)
+            final = server is None or server['status'] in ('ACTIVE', 'ERROR')
+            # A rebuild is not a build: the watch does not see it.
+            moving = server is not None and server['status'] == 'REBUILD'
+            if idle and not moving and (
+                    final or now - last_change > SETTLE_QUIET):
+                return server, True, now - start
+            if now - start > SETTLE_TIMEOUT:
+                return server, False, now - start
+            time.sleep(0.05)
+
+    def _usages(self):
+        """{rp name: CUSTOM_BAREMETAL used} for every resource provider."""
+        used = {}
+        for rp in self._get_all_providers():
+            usage = self._get_provider_usages(rp['uuid']) or {}
+            used[rp['name']] = usage.get('CUSTOM_BAREMETAL', 0)
+        return used
+
+    def _node_view(self, node_id):
+        node = self.ironic.get(node_id)
+        if node is None:
+            return {'id': node_id, 'deleted': True}
+        return {
+            'id': node_id,
+            'name': node.name,
+            'provision_state': node.provision_state,
+            'target_provision_state': node.target_provision_state,
+            'instance_id': node.instance_id,
+            'instance_info': bool(node.instance_info),
+            'vifs': self.ironic.vifs(node_id),
+            'maintenance': node.is_maintenance,
+        }
+
+    def _act(self, node_id, server):
+        """Perform the scenario's action on the node being deployed."""
+        action = self.SCENARIO.action
+        if action == 'undeploy':
+            self.ironic.undeploy(node_id)
+        elif action == 'maintenance-delete':
+            self.ironic.set_maintenance(node_id)
+            self.ironic.delete_node(node_id)
+        elif action == 'fail':
+            self.ironic.fail_deploy(node_id)
+        elif action == 'abort':
+            self.ironic.abort(node_id)
+        elif action == 'user-delete':
+            # an API call: not from the fixture's hook thread
+            self._user_delete.set()
+
+    # -- the scenario
+
+    def test_scenario(self):
+        sc = self.SCENARIO
+        rec = {'scenario': sc.name, 'error': None}
+        type(self).RESULT = rec
+        try:
+            self._run(sc, rec)
+        except Exception:
+            rec['error'] = traceback.format_exc()
+            raise
+
+    def _run(self, sc, rec):
+        port_id = self.neutron.port_1['id'] if sc.port else None
+        networks = [{'port': port_id}] if port_id else 'none'
+        server = None
+        if sc.kind == 'rebuild-error':
+            server = self._boot_baremetal_server(networks=networks)
+            # An admin reset puts the server in ERROR; a rebuild from ERROR
+            # must still wait for the deploy (LP 1735009).
+            self.api.post_server_action(
+                server['id'], {'os-resetState': {'state': 'error'}})
+            self._wait_for_server_parameter(
+                server, {'status': 'ERROR'}, wait_for_fault_key=False)
+            self.ironic.reset_calls()
+            start = time.monotonic()
+            # NOTE: from microversion 2.93 the API asks every rebuild to
+            # re-image a boot volume, which the ironic driver refuses even
+            # for image-backed servers; 2.92 is a plain rebuild.
+            self.api.microversion = '2.92'
+            self.api.post_server_action(server['id'], {'rebuild': {
+                'imageRef': server['image']['id']}})
+            self.api.microversion = 'latest'
+            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+            action_at = start
+            self._acted = {'calls': 0, 'node': first_node}
+        else:
+            self._user_delete = threading.Event()
+            acted = self._acted = {}
+
+            def hook(node_id):
+                acted['node'] = node_id
+                acted['calls'] = len(self.ironic.call_log)
+                acted['at'] = time.monotonic()
+                self._act(node_id, server)
+
+            if sc.action:
+                self.ironic.after_polls(sc.after_polls, hook)
+            server = self._boot_baremetal_server(
+                networks=networks, expected_state='BUILD')
+            if sc.action == 'user-delete':
+                self._user_delete.wait(SETTLE_TIMEOUT)
+                self.api.delete_server(server['id'])
+            first_node = self.ironic.wait_for_deploy(
+                server['id'], polls=sc.after_polls if sc.action else 0)
+            action_at = acted.get('at', time.monotonic())
+        final, settled, waited = self._settle(server['id'])
+        end = time.monotonic()
+        self._record(sc, rec, server, final, settled, first_node,
+                     action_at, end, port_id)
+
+    def _record(self, sc, rec, server, final, settled, first_node,
+                action_at, end, port_id):
+        sid = server['id']
+        rec['settled'] = settled
+        rec['wall_seconds_after_action'] = round(end - action_at, 3)
+        if final is None:
+            rec.update(status='DELETED', vm_state=None, task_state=None,
+                       host=None, node=None, fault=None)
+        else:
+            rec.update(
+                status=final['status'],
+                vm_state=final['OS-EXT-STS:vm_state'],
+                task_state=final['OS-EXT-STS:task_state'],
+                host=final['OS-EXT-SRV-ATTR:host'],
+                node=final['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+                fault=(final.get('fault') or {}).get('message'))
+        rec['first_node'] = first_node
+        rec['node_names'] = {n: self.ironic.get(n).name if self.ironic.get(
+            n) else None for n in self.node_ids}
+        rec['nodes'] = [self._node_view(n) for n in self.node_ids]
+        rec['first_node_history'] = [
+            list(h) for h in self.ironic.history(first_node)]
+        rec['allocations'] = {
+            rp: a['resources'] for rp, a in
+            self._get_allocations_by_server_uuid(sid).items()}
+        rec['usages'] = self._usages()
+        rec['build_results'] = list(self.watch.results)
+        if port_id:
+            port = self.neutron.show_port(port_id)['port']
+            rec['port_device_id'] = port.get('device_id') or None
+        # Ironic calls: every driver call after the action, and the polls
+        # of the instance among them.
+        log = list(self.ironic.call_log)
+        rec['ironic_calls'] = dict(self.ironic.calls)
+        rec['ironic_calls_total'] = len(log)
+        rec.update(_poll_stats(log, first_node))
+        # Driver polls (on any node) from the operator's action to the end:
+        # times [ironic] api_retry_interval, the time a user waits.
+        after = log[self._acted.get('calls', len(log)):]
+        rec['polls_after_action'] = sum(
+            1 for c in after if c.method == 'nodes' and c.node is not None)
+        ctx = nova_context.get_admin_context()
+        actions = objects.InstanceActionList.get_by_instance_uuid(ctx, sid)
+        rec['instance_actions'] = [a.action for a in actions]
+
+
+def _poll_stats(log, node_id):
+    """Polls and calls per poll of the first deploy, from the call log.
+
+    A poll is a ``nodes`` call about ``node_id`` (the fixture attributes
+    ``nodes(instance_id=X)`` to the node deploying X). The wait loop's calls
+    are those between the first and the last poll of that deploy.
+    """
+    polls = [i for i, c in enumerate(log)
+             if c.method == 'nodes' and c.node == node_id]
+    if not polls:
+        return {'polls': 0, 'calls_per_poll': None}
+    window = log[polls[0]:polls[-1] + 1]
+    return {
+        'polls': len(polls),
+        'calls_per_poll': round(len(window) / len(polls), 2),
+    }
+
+
+def _make_case(scenario):
+    return type('Scenario_%s' % scenario.name.replace('-', '_'),
+                (ScenarioTest,),
+                {'SCENARIO': scenario, 'NUM_NODES': scenario.nodes})
+
+
+def run_scenario(scenario):
+    """Run one scenario in a fresh Nova test environment.
+
+    :returns: the observation dict (see ScenarioTest._record).
+    """
+    case = _make_case(scenario)
+    result = unittest.TestResult()
+    started = time.monotonic()
+    case('test_scenario').run(result)
+    rec = case.RESULT or {'scenario': scenario.name}
+    problems = result.errors + result.failures
+    if problems and not rec.get('error'):
+        rec['error'] = problems[0][1]
+    rec['test_seconds'] = round(time.monotonic() - started, 2)
+    rec['definition'] = scenario.describe()
+    return rec
+
+
+# -- benchmark -------------------------------------------------------------
+
+class BenchTest(test_ironic.IronicTestBase):
+    """N concurrent builds on N + S nodes, K torn down mid-deploy."""
+
+    N = S = K = 0
+    SEED = 0
+    CALLBACK_READS = 4
+    RESULT = None
+
+    def setUp(self):
+        self.NUM_NODES = self.N + self.S
+        self.watch = _BuildWatch()
+        super().setUp()
+        self.watch.install(self)
+        for node_id in self.node_ids:
+            self.ironic.configure_node(node_id, deleting_reads=2)
+
+    def test_bench(self):
+        rng = random.Random(self.SEED)
+        victims = {'left': self.K, 'nodes': set()}
+        lock = threading.Lock()
+
+        def on_wait(node_id):
+            # Decide per deploy whether the operator tears it down, and at
+            # which poll (1..3) of its wait.
+            with lock:
+                if victims['left'] <= 0 or node_id in victims['nodes']:
+                    return
+                victims['left'] -= 1
+                victims['nodes'].add(node_id)
+            self.ironic.after_polls(rng.randint(2, 4),
+                                    self.ironic.undeploy, node=node_id)
+
+        # Only first deploys are victims: a node torn down is not reused
+        # for a victim again.
+        self.ironic.on_state(states.DEPLOYWAIT, on_wait, once=False)
+        self.ironic.reset_calls()
+        start = time.monotonic()
+        servers = [self._boot_baremetal_server(expected_state='BUILD')
+                   for _ in range(self.N)]
+        deadline = start + max(SETTLE_TIMEOUT, self.N * 2.0)
+        while True:
+            views = [self._server_or_none(s['id']) for s in servers]
+            with self.watch.lock:
+                idle = (self.watch.running == 0 and time.monotonic() -
+                        self.watch.last_change > SETTLE_QUIET * 2)
+            done = all(v is None or v['status'] in ('ACTIVE', 'ERROR')
+                       for v in views)
+            if (done and idle) or (idle and time.monotonic() - start > 5):
+                if done or time.monotonic() - self.watch.last_change > 2:
+                    break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        wall = time.monotonic() - start
+        outcome = {}
+        for v in views:
+            key = 'DELETED' if v is None else v['status']
+            outcome[key] = outcome.get(key, 0) + 1
+        healthy_calls = _healthy_calls_per_poll(self.ironic.call_log,
+                                                victims['nodes'])
+        type(self).RESULT = {
+            'n': self.N, 's': self.S, 'k': self.K,
+            'torn_down': len(victims['nodes']),
+            'outcome': outcome,
+            'wall_seconds': round(wall, 2),
+            'ironic_calls_total': len(self.ironic.call_log),
+            'ironic_calls_per_build': round(
+                len(self.ironic.call_log) / max(1, self.N), 2),
+            'healthy_calls_per_poll': healthy_calls,
+            'build_results': _count(self.watch.results),
+        }
+
+
+def _count(items):
+    out = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return out
+
+
+def _healthy_calls_per_poll(log, victims):
+    """Ironic calls per poll of deploys that were not torn down.
+
+    For each healthy node, counts the calls about that node between its
+    first and last ``nodes`` poll and divides by the polls.
+    """
+    per_node = {}
+    for i, c in enumerate(log):
+        if c.node is None or c.node in victims:
+            continue
+        per_node.setdefault(c.node, []).append((i, c.method))
+    polls = calls = 0
+    for node, items in per_node.items():
+        idx = [i for i, m in items if m == 'nodes']
+        if len(idx) < 2:
+            continue
+        first, last = idx[0], idx[-1]
+        polls += len(idx)
+        calls += sum(1 for i, m in items if first <= i <= last)
+    return round(calls / polls, 3) if polls else None
+
+
+def run_bench(n, s, k, seed=0):
+    case = type('Bench_%d_%d_%d' % (n, s, k), (BenchTest,),
+                {'N': n, 'S': s, 'K': k, 'SEED': seed})
+    result = unittest.TestResult()
+    case('test_bench').run(result)
+    rec = case.RESULT or {'n': n, 's': s, 'k': k}
+    problems = result.errors + result.failures
+    if problems:
+        rec['error'] = problems[0][1]
+    return rec
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--out', required=True)
+    parser.add_argument('--scenario', action='append', default=[])
+    parser.add_argument('--bench', action='append', default=[],
+                        metavar='N:S:K')
+    parser.add_argument('--list', action='store_true')
+    args = parser.parse_args(argv)
+    if args.list:
+        json.dump([s.describe() for s in SCENARIOS], sys.stdout, indent=1)
+        return 0
+    names = args.scenario or ([] if args.bench else list(BY_NAME))
+    out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
+    for i, name in enumerate(names, 1):
+        rec = run_scenario(BY_NAME[name])
+        out['scenarios'].append(rec)
+        print('  [%d/%d] %-32s %s%s (%.1fs)' % (
+            i, len(names), name, rec.get('status'),
+            ' ERROR IN RUNNER' if rec.get('error') else '',
+            rec.get('test_seconds', 0)), file=sys.stderr, flush=True)
+    for spec in args.bench:
+        n, s, k = (int(x) for x in spec.split(':'))
+        rec = run_bench(n, s, k)
+        out['bench'].append(rec)
+        print('  [bench] N=%d S=%d K=%d %s %.1fs' % (
+            n, s, k, rec.get('outcome'), rec.get('wall_seconds', 0)),
+            file=sys.stderr, flush=True)
+    with open(args.out, 'w') as f:
+        json.dump(out, f, indent=1, sort_keys=True, default=str)
+    return 0
+
+
+import nova  # noqa: E402  (for nova.__file__ in the output)
+
+if __name__ == '__main__':
+    os.environ.setdefault('OS_DEBUG', '0')
+    sys.exit(main())
