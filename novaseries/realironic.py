@@ -356,6 +356,8 @@ class RealIronic:
         3.4 s and ``deleting`` about 4.1 s, long enough to act on.
     :param callback_timeout: ``[conductor] deploy_callback_timeout`` (s).
     :param keep: keep the run directory after a clean stop (logs, DB).
+    :param extra_conf: ini text, passed as a second ``--config-file``
+        (its options override the generated ones).
 
     Attributes after :meth:`start`: ``url`` (``http://127.0.0.1:<port>``),
     ``image_url`` and ``missing_image_url`` (a 404), ``image_sha256``,
@@ -364,7 +366,7 @@ class RealIronic:
 
     def __init__(self, venv=None, workdir=None, port=None, image_port=None,
                  fake_delays=0, callback_timeout=1800, host="127.0.0.1",
-                 start_timeout=_START_TIMEOUT, keep=False, log=None):
+                 start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
         self.workdir = pathlib.Path(workdir or default_build() / "realironic")
@@ -375,6 +377,7 @@ class RealIronic:
         self.callback_timeout = callback_timeout
         self.start_timeout = start_timeout
         self.keep = keep
+        self.extra_conf = extra_conf
         self.log = log or (lambda msg: None)
         self.run_dir = None
         self._procs = {}
@@ -416,6 +419,7 @@ class RealIronic:
         self.run_dir = pathlib.Path(
             self.workdir / f"run-{os.getpid()}-{time.strftime('%H%M%S')}-{id(self) & 0xffff:04x}")
         self.run_dir.mkdir()
+        _ACTIVE.add(str(self.run_dir))
         self._write_pids()
         try:
             self._start(t0)
@@ -445,6 +449,10 @@ class RealIronic:
             host=CONDUCTOR_HOST, run=run, ip=self.host, port=self.port,
             callback_timeout=self.callback_timeout,
             power_delay=int(self.fake_delays), boot_delay=int(self.fake_delays)))
+        conf_args = ["--config-file", str(conf)]
+        if self.extra_conf:
+            (run / "extra.conf").write_text(self.extra_conf)
+            conf_args += ["--config-file", str(run / "extra.conf")]
 
         # image server
         self._spawn("http", [self._bin("python"), "-m", "http.server", str(self.image_port),
@@ -452,20 +460,20 @@ class RealIronic:
                     run / "http.log")
 
         # schema
-        res = subprocess.run([self._bin("ironic-dbsync"), "--config-file", str(conf),
-                              "create_schema"],
+        res = subprocess.run([self._bin("ironic-dbsync"), *conf_args, "create_schema"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              timeout=120)
         (run / "dbsync.log").write_text(res.stdout)
         if res.returncode:
             raise RealIronicError(
-                f"ironic-dbsync create_schema failed (rc {res.returncode}); "
-                f"output ({run}/dbsync.log):\n{_tail_text(res.stdout)}")
+                f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
+                f"--- {run}/ironic.log (tail) ---\n{log_tail(run / 'ironic.log')}\n"
+                f"--- output ({run}/dbsync.log, tail) ---\n{_tail_text(res.stdout, 10)}")
 
         # ironic
-        self._spawn("ironic", [self._bin("ironic"), "--config-file", str(conf)],
-                    run / "console.log")
+        self._spawn("ironic", [self._bin("ironic"), *conf_args], run / "console.log")
         deadline = time.monotonic() + self.start_timeout
+        next_owner_check = time.monotonic() + 2
         while True:
             proc = self._procs["ironic"]
             if proc.poll() is not None:
@@ -473,7 +481,13 @@ class RealIronic:
                                                     " before it answered"))
             if _http_status(self.url + "/v1", timeout=1.0) == 200:
                 break
-            if not port_is_free(self.port, self.host) and self._port_owner_is_not_ironic():
+            if time.monotonic() > next_owner_check:
+                next_owner_check = time.monotonic() + 2
+                owner_is_other = (not port_is_free(self.port, self.host)
+                                  and self._port_owner_is_not_ironic())
+            else:
+                owner_is_other = False
+            if owner_is_other:
                 raise RealIronicError(self._failure(
                     f"API port {self.host}:{self.port} was taken by another process"))
             if time.monotonic() > deadline:
@@ -511,11 +525,16 @@ class RealIronic:
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
+            links = set()
             try:
-                links = {os.readlink(f"/proc/{entry}/fd/{fd}")
-                         for fd in os.listdir(f"/proc/{entry}/fd")}
+                fds = os.listdir(f"/proc/{entry}/fd")
             except OSError:
                 continue
+            for fd in fds:
+                try:
+                    links.add(os.readlink(f"/proc/{entry}/fd/{fd}"))
+                except OSError:
+                    pass
             if any(f"socket:[{i}]" in links for i in inodes):
                 try:
                     if int(entry) in ours or os.getpgid(int(entry)) == pgid:
@@ -528,7 +547,12 @@ class RealIronic:
     def _failure(self, what):
         tail = log_tail(self.run_dir / "ironic.log") or log_tail(self.run_dir / "console.log")
         console = log_tail(self.run_dir / "console.log", 15)
-        msg = f"cannot start Ironic: {what}.\n--- {self.run_dir}/ironic.log (tail) ---\n{tail}"
+        errors = [line for line in log_tail(self.run_dir / "ironic.log", 2000).splitlines()
+                  if " ERROR " in line or " CRITICAL " in line]
+        msg = f"cannot start Ironic: {what}."
+        if errors:
+            msg += "\n--- errors in ironic.log (last 5) ---\n" + "\n".join(errors[-5:])
+        msg += f"\n--- {self.run_dir}/ironic.log (tail) ---\n{tail}"
         if console and console not in tail:
             msg += f"\n--- {self.run_dir}/console.log (tail) ---\n{console}"
         return msg
@@ -567,6 +591,8 @@ class RealIronic:
                 proc = self._procs.pop(name, None)
                 if proc is not None:
                     _terminate_group(proc.pid, proc)
+            if self.run_dir is not None:
+                _ACTIVE.discard(str(self.run_dir))
             if self.run_dir is not None and self.run_dir.exists():
                 keep = self.keep if keep is None else keep
                 if keep:
@@ -580,6 +606,11 @@ class RealIronic:
 
     def __exit__(self, *exc):
         self.stop(keep=True if exc[0] is not None else None)
+
+
+#: Run directories of the RealIronic instances of this process that are not
+#: stopped yet: never swept.
+_ACTIVE = set()
 
 
 def _terminate_group(pid, proc=None, timeout=_STOP_TIMEOUT, whole_group=False):
@@ -642,7 +673,7 @@ def sweep(workdir=None, log=print):
     """Kill what runs of dead test processes left behind; remove their dirs.
 
     For every ``run-*/pids.json`` under ``workdir`` whose owner process is
-    gone: SIGTERM, then SIGKILL, each recorded process group that still has
+    gone (or is this process, for a run it has stopped or failed to start): SIGTERM, then SIGKILL, each recorded process group that still has
     a process started for that run directory (its cwd is the run directory,
     so a recycled PID is never hit), then delete the directory.
 
@@ -662,6 +693,8 @@ def sweep(workdir=None, log=print):
                 _start_time(owner) == data.get("owner_start"):
             continue  # a live test run owns it
         run_dir = pidfile.parent
+        if str(run_dir) in _ACTIVE:
+            continue
         for name, pgid in data.get("pids", {}).items():
             members = [p for p in _group_members(pgid) if _belongs(p, run_dir)]
             if not members:
@@ -683,13 +716,14 @@ _SHARED_LOCK = threading.Lock()
 def shared(**kwargs):
     """The test process's Ironic, started on first use, stopped at exit.
 
+    Started again if it was stopped.
     ``kwargs`` go to :class:`RealIronic` on the first call only.  The venv
     must exist (``install``); tests do not install it themselves.
     ``$REALIRONIC_KEEP=1`` keeps the run directory.
     """
     global _SHARED
     with _SHARED_LOCK:
-        if _SHARED is None:
+        if _SHARED is None or _SHARED.pid is None:
             kwargs.setdefault("keep", os.environ.get("REALIRONIC_KEEP") == "1")
             kwargs.setdefault("log", lambda m: print(m, file=sys.stderr))
             inst = RealIronic(**kwargs)

@@ -45,16 +45,44 @@ def sdk_connection(url, record=None, retries=None):
         auth_type='none', auth={'endpoint': url},
         baremetal_endpoint_override=url, **kwargs)
     if record is not None:
-        rsession = conn.session.session
-        send = rsession.send
-
-        def recording_send(request, **kwargs):
-            record.append((request.method, request.path_url,
-                           request.headers.get(
-                               'X-OpenStack-Ironic-API-Version')))
-            return send(request, **kwargs)
-        rsession.send = recording_send
+        _record(conn.session, record)
     return conn
+
+
+def _record(ksa_session, record):
+    """Append (method, path, microversion header) of each request."""
+    rsession = ksa_session.session
+    send = rsession.send
+
+    def recording_send(request, **kwargs):
+        record.append((request.method, request.path_url,
+                       request.headers.get('X-OpenStack-Ironic-API-Version')))
+        return send(request, **kwargs)
+    rsession.send = recording_send
+
+
+def nova_proxy(url, record=None):
+    """The baremetal proxy exactly as Nova's driver builds it.
+
+    ``nova.utils.get_sdk_adapter('baremetal', admin=True,
+    check_service=True)`` with ``[ironic] auth_type = none`` and
+    ``endpoint_override = url`` (the overrides are removed again; the proxy
+    keeps its settings).
+    """
+    import nova.conf
+    from nova import utils as nova_utils
+    conf = nova.conf.CONF
+    conf.set_override('auth_type', 'none', group='ironic')
+    conf.set_override('endpoint_override', url, group='ironic')
+    try:
+        proxy = nova_utils.get_sdk_adapter('baremetal', admin=True,
+                                           check_service=True)
+    finally:
+        conf.clear_override('endpoint_override', group='ironic')
+        conf.clear_override('auth_type', group='ironic')
+    if record is not None:
+        _record(proxy.session, record)
+    return proxy
 
 
 class RealBackend(scenarios.Backend):
@@ -64,9 +92,8 @@ class RealBackend(scenarios.Backend):
     def __init__(self, service=None):
         self.service = service or ironic()
         self.sent = []
-        # what the driver calls go through: the SDK's defaults
-        self.conn = sdk_connection(self.service.url, record=self.sent)
-        self.proxy = self.conn.baremetal
+        # what the driver's calls go through: Nova's own connection
+        self.proxy = nova_proxy(self.service.url, record=self.sent)
         # the operator's single API calls: a refusal is not retried
         self.operator_proxy = sdk_connection(
             self.service.url, record=self.sent, retries=0).baremetal
@@ -85,7 +112,11 @@ class RealBackend(scenarios.Backend):
 
     def operator(self, action, node):
         proxy = self.operator_proxy
-        if action == 'undeploy':
+        if action == 'driver_clear_instance':
+            # IronicDriver._remove_instance_info_from_node(), through Nova's
+            # connection
+            self.proxy.update_node(node, instance_id=None, instance_info={})
+        elif action == 'undeploy':
             proxy.set_node_provision_state(node, 'deleted')
         elif action == 'delete':
             proxy.delete_node(node, ignore_missing=False)
@@ -105,6 +136,12 @@ class RealBackend(scenarios.Backend):
 
     def pause(self):
         time.sleep(0.02)
+
+    def snapshot(self, node):
+        try:
+            return scenarios.snapshot_of(self.operator_proxy.get_node(node))
+        except sdk_exc.NotFoundException:
+            return None
 
     def deadline(self):
         return time.monotonic() + 60
@@ -137,6 +174,9 @@ class FakeBackend(scenarios.Backend):
                 {'image_os_hash_algo': 'sha256',
                  'image_os_hash_value': '0' * 64})
 
+    def snapshot(self, node):
+        return scenarios.snapshot_of(self.fixture.get(node))
+
     def after_deploy_request(self, node, bad_image):
         if bad_image:
             # Ironic fails in prepare (HEAD of the image answers 404): the
@@ -148,7 +188,9 @@ class FakeBackend(scenarios.Backend):
 
     def operator(self, action, node):
         fx = self.fixture
-        if action == 'undeploy':
+        if action == 'driver_clear_instance':
+            self.proxy.update_node(node, instance_id=None, instance_info={})
+        elif action == 'undeploy':
             fx.undeploy(node)
         elif action == 'delete':
             fx.delete_node(node)

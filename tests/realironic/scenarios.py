@@ -38,7 +38,8 @@ GONE = ('<404>', None, False)
 
 Obs = collections.namedtuple('Obs', 'state target associated')
 Seen = collections.namedtuple('Seen', 'obs step')
-Refusal = collections.namedtuple('Refusal', 'step exc status')
+Refusal = collections.namedtuple('Refusal', 'step exc status seconds',
+                                 defaults=(None,))
 
 
 class Exp(collections.namedtuple('Exp', 'obs optional')):
@@ -89,7 +90,11 @@ class Act(Step):
 
 
 class Refuse(Step):
-    """An operator action that must be refused with ``exc``/``status``."""
+    """An action that must be refused with ``exc``/``status``.
+
+    Operator actions go through a connection that does not retry; the
+    ``driver_*`` actions through the driver's (Nova's) connection.
+    """
 
     def __init__(self, name, action, exc, status):
         super().__init__(name)
@@ -144,6 +149,10 @@ SCENARIOS = [
         Act('undeploy in wait call-back', 'undeploy'),
         Refuse('undeploy again while deleting', 'undeploy',
                'ConflictException', 409),
+        # what destroy()/_cleanup_deploy() used to send during ``deleting``
+        # (through Nova's connection, which does not retry a 409)
+        Refuse('driver clears instance_info while deleting',
+               'driver_clear_instance', 'ConflictException', 409),
         PollUntil('wait for available', settled_available),
         Refuse('undeploy while available', 'undeploy',
                'BadRequestException', 400),
@@ -230,6 +239,10 @@ class Backend:
     def pause(self):
         """Between two polls (real: a short sleep; fake: nothing)."""
 
+    def snapshot(self, node):
+        """snapshot_of() the full node, without counting as a driver read."""
+        raise NotImplementedError
+
     def deadline(self):
         return None
 
@@ -248,7 +261,8 @@ def poll(proxy, node, instance):
                n.instance_id == instance)
 
 
-Run = collections.namedtuple('Run', 'backend node instance seen refusals')
+Run = collections.namedtuple('Run',
+                             'backend node instance seen refusals snapshots')
 
 
 def deploy(backend, node, instance, bad_image=False):
@@ -284,6 +298,7 @@ def run(backend, scn):
     instance = str(uuid.uuid4())
     seen = []
     refusals = []
+    snapshots = []
 
     def observe(step):
         obs = poll(backend.proxy, node, instance)
@@ -307,13 +322,16 @@ def run(backend, scn):
                     where, type(e).__name__, getattr(e, 'status_code', None),
                     e))
         elif isinstance(step, Refuse):
+            t0 = time.monotonic()
             try:
                 backend.operator(step.action, node)
             except sdk_exc.SDKException as e:
                 refusals.append(Refusal(step.name, type(e).__name__,
-                                        getattr(e, 'status_code', None)))
+                                        getattr(e, 'status_code', None),
+                                        round(time.monotonic() - t0, 3)))
             else:
-                refusals.append(Refusal(step.name, None, None))
+                refusals.append(Refusal(step.name, None, None,
+                                        round(time.monotonic() - t0, 3)))
         elif isinstance(step, PollUntil):
             polls = 0
             deadline = backend.deadline()
@@ -321,6 +339,7 @@ def run(backend, scn):
                 obs = observe(step)
                 polls += 1
                 if step.pred(obs):
+                    snapshots.append((step.name, backend.snapshot(node)))
                     break
                 if polls >= backend.max_polls or (
                         deadline is not None and time.monotonic() > deadline):
@@ -332,7 +351,41 @@ def run(backend, scn):
                 backend.pause()
         else:
             raise TypeError(step)
-    return Run(backend.name, node, instance, seen, refusals)
+    return Run(backend.name, node, instance, seen, refusals, snapshots)
+
+
+#: Node details compared (not failing) at the end of each PollUntil step:
+#: what else the driver reads from the node.
+SNAPSHOT_FIELDS = ('power_state', 'target_power_state', 'is_maintenance',
+                   'maintenance_reason', 'last_error', 'instance_id',
+                   'instance_info_keys', 'reservation')
+
+
+def snapshot_of(n):
+    """The SNAPSHOT_FIELDS of an openstacksdk Node (None: gone)."""
+    if n is None:
+        return None
+    out = {f: getattr(n, f, None) for f in SNAPSHOT_FIELDS
+           if f != 'instance_info_keys'}
+    out['last_error'] = bool(out['last_error'])
+    out['instance_id'] = bool(out['instance_id'])
+    out['instance_info_keys'] = sorted(n.instance_info or {})
+    return out
+
+
+def detail_differences(real, fake):
+    """Differences (strings) in the node details at the end of each step."""
+    out = []
+    for (step, r), (_s, f) in zip(real.snapshots, fake.snapshots):
+        if r is None or f is None:
+            if (r is None) != (f is None):
+                out.append('after %r: real %s, fake %s' % (step, r, f))
+            continue
+        for key in SNAPSHOT_FIELDS:
+            if r[key] != f[key]:
+                out.append('after %r: %s: real %r, fake %r' % (
+                    step, key, r[key], f[key]))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -409,5 +462,6 @@ def describe(result):
     for s in result.seen:
         lines.append('  %-40s %s' % (s.step, tuple(s.obs)))
     for r in result.refusals:
-        lines.append('  refusal %-32s %s %s' % (r.step, r.exc, r.status))
+        lines.append('  refusal %-32s %s %s (%.3f s)' % (
+            r.step, r.exc, r.status, r.seconds or 0))
     return '\n'.join(lines)

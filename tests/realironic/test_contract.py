@@ -133,6 +133,8 @@ def _make_tests(scn):
                     scenarios.compare(scn, real, fake))
         print('\n%s\n%s' % (scenarios.describe(real),
                              scenarios.describe(fake)))
+        for line in scenarios.detail_differences(real, fake):
+            print('  detail difference (not failing): %s' % line)
         self.assertEqual([], problems, '\n%s\n%s' % (
             scenarios.describe(real), scenarios.describe(fake)))
 

@@ -1,0 +1,207 @@
+"""End to end: Nova's IronicDriver.spawn()/destroy() against a real Ironic.
+
+Driver level, with Nova's objects, database and test fixtures; Nova's
+``[ironic]`` options point at the real Ironic with ``auth_type = none`` and
+an ``endpoint_override``.  While spawn() waits for the deploy (the node is
+held in ``wait call-back`` by the real conductor), an operator undeploys the
+node, or puts it in maintenance and deletes it, through the real API.
+
+* With the fix, spawn() fails with IronicNodeLost (an InstanceDeployFailure,
+  so the compute manager reschedules or errors the build), and destroy()
+  leaves the node ``available`` with no VIF, no instance_uuid and empty
+  instance_info (or, when it was deleted, does not fail).
+* Without it (the reproducer tree), spawn() raises InstanceNotFound: the bug.
+
+The deploy image is the local HTTP image of ``novaseries.realironic``:
+image_meta.id is its URL, so the driver sends it as instance_info
+image_source.  Ironic requires a checksum for an http image, which Nova does
+not send (Nova sends a Glance image UUID, and Glance is not here), so the
+test adds image_os_hash_algo/value to the node's instance_info itself before
+spawn().  The instance's image_ref stays a UUID, as in Nova.
+"""
+
+import _guard
+
+try:
+    from nova import monkey_patch
+    monkey_patch.patch()
+    import fixtures
+    import openstack.proxy
+    from oslo_utils.fixture import uuidsentinel as uuids
+
+    from nova.compute import task_states
+    from nova.compute import vm_states
+    from nova import context as nova_context
+    from nova import exception
+    from nova.network import model as network_model
+    from nova import objects
+    from nova import test
+    from nova.virt import fake as fake_virt
+    from nova.virt.ironic import driver as ironic_driver
+except ImportError as e:  # pragma: no cover
+    _guard.skip_or_raise('Nova is needed', e)
+
+import threading  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+import warnings  # noqa: E402
+
+import backends  # noqa: E402
+
+from novaseries import realironic  # noqa: E402
+
+#: The unpatched Proxy.get_endpoint: nova.test mocks it (OpenStackSDKFixture)
+#: because unit tests never talk to a real service; these do.
+_REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
+
+#: True on a tree with the fix (patch "fix" of the series).
+FIXED = hasattr(exception, 'IronicNodeLost')
+
+
+class TestSpawnAgainstRealIronic(test.TestCase):
+    """IronicDriver.spawn() while an operator tears the node down."""
+
+    #: seconds to wait for spawn() to return after the operator action
+    SPAWN_TIMEOUT = 60
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(_RealGetEndpoint())
+        self.ironic = backends.ironic()
+        self.client = realironic.Client(self.ironic.url)
+        self.flags(auth_type='none', endpoint_override=self.ironic.url,
+                   api_retry_interval=1, api_max_retries=60, group='ironic')
+        self.ctx = nova_context.get_admin_context()
+        self.driver = ironic_driver.IronicDriver(fake_virt.FakeVirtAPI())
+
+    def _prepare(self):
+        """An available node, an instance on it, the image; then spawn."""
+        self.node = self.client.create_available_node()
+        # Nova does not send a checksum for the image (see the docstring).
+        self.client.ok('PATCH', '/nodes/%s' % self.node, [
+            {'op': 'add', 'path': '/instance_info/image_os_hash_algo',
+             'value': 'sha256'},
+            {'op': 'add', 'path': '/instance_info/image_os_hash_value',
+             'value': self.ironic.image_sha256}])
+        flavor = objects.Flavor(
+            id=1, flavorid='bm', name='baremetal', memory_mb=1024, vcpus=1,
+            root_gb=10, ephemeral_gb=0, swap=0, extra_specs={},
+            rxtx_factor=1.0, vcpu_weight=None, disabled=False,
+            is_public=True, description=None)
+        self.instance = objects.Instance(
+            context=self.ctx, uuid=str(uuid.uuid4()),
+            project_id=self.ctx.project_id or 'project',
+            user_id=self.ctx.user_id or 'user', image_ref=uuids.image,
+            display_name='realironic-e2e', host='compute', node=self.node,
+            compute_id=1,
+            vm_state=vm_states.BUILDING, task_state=task_states.SPAWNING,
+            power_state=0, flavor=flavor, instance_type_id=flavor.id,
+            memory_mb=1024, vcpus=1, root_gb=10, ephemeral_gb=0,
+            config_drive='', system_metadata={}, metadata={})
+        self.instance.create()
+        with warnings.catch_warnings():
+            # an http URL is not a UUID (ImageMeta.id is a UUIDField)
+            warnings.simplefilter('ignore')
+            self.image_meta = objects.ImageMeta.from_dict(
+                {'id': self.ironic.image_url, 'disk_format': 'raw',
+                 'container_format': 'bare', 'properties': {}})
+        self.network_info = network_model.NetworkInfo([])
+
+    def _spawn_in_background(self):
+        self._prepare()
+        self.driver.prepare_for_spawn(self.instance)
+        result = {}
+
+        def spawn():
+            try:
+                self.driver.spawn(self.ctx, self.instance, self.image_meta,
+                                  [], None, {}, self.network_info)
+                result['returned'] = True
+            except Exception as e:  # noqa: BLE001 - checked by the test
+                result['error'] = e
+
+        thread = threading.Thread(target=spawn)
+        thread.start()
+        return thread, result
+
+    def _wait_spawn(self, thread, result):
+        thread.join(self.SPAWN_TIMEOUT)
+        if thread.is_alive():
+            self.fail('spawn() still waiting %d s after the operator action '
+                      '(node %s)' % (self.SPAWN_TIMEOUT,
+                                     self.client.node(self.node)))
+        return result
+
+    def _assert_deploy_failed(self, result, reason):
+        error = result.get('error')
+        if FIXED:
+            self.assertIsInstance(error, exception.IronicNodeLost, result)
+            self.assertIsInstance(error, exception.InstanceDeployFailure)
+            self.assertNotIsInstance(error, exception.InstanceNotFound)
+            self.assertIn(self.node, str(error))
+            self.assertIn(reason, str(error))
+        else:
+            # the bug: the manager takes this as "the user deleted it"
+            self.assertIsInstance(error, exception.InstanceNotFound, result)
+
+    def test_undeploy_in_wait_callback(self):
+        thread, result = self._spawn_in_background()
+        node = self.client.wait_state(self.node, 'wait call-back')
+        self.assertEqual(self.instance.uuid, node['instance_uuid'])
+        self.client.ok('PUT', '/nodes/%s/states/provision' % self.node,
+                       {'target': 'deleted'})
+        t0 = time.monotonic()
+        self._wait_spawn(thread, result)
+        print('spawn() failed %.1f s after the undeploy with %r' % (
+            time.monotonic() - t0, result.get('error')))
+        self._assert_deploy_failed(result, 'torn down')
+        if not FIXED:
+            self.client.wait_state(self.node, 'available')
+            return
+        # what the compute manager does next for a failed deploy
+        t0 = time.monotonic()
+        self.driver.destroy(self.ctx, self.instance, self.network_info)
+        print('destroy() returned after %.1f s' % (time.monotonic() - t0))
+        node = self.client.wait_state(self.node, 'available', timeout=30)
+        self.assertIsNone(node['instance_uuid'])
+        self.assertEqual({}, node['instance_info'])
+        self.assertIsNone(node['target_provision_state'])
+        self.assertEqual([], self.client.ok(
+            'GET', '/nodes/%s/vifs' % self.node)['vifs'])
+
+    def test_maintenance_and_delete_in_wait_callback(self):
+        thread, result = self._spawn_in_background()
+        self.client.wait_state(self.node, 'wait call-back')
+        status, _body = self.client.request('DELETE', '/nodes/%s' % self.node)
+        self.assertEqual(409, status)  # associated with the instance
+        self.client.ok('PUT', '/nodes/%s/maintenance' % self.node,
+                       {'reason': 'e2e'})
+        self.client.ok('DELETE', '/nodes/%s' % self.node)
+        self._wait_spawn(thread, result)
+        self._assert_deploy_failed(result, 'the node was deleted')
+        if not FIXED:
+            return
+        # destroy() must cope with the node being gone
+        self.driver.destroy(self.ctx, self.instance, self.network_info)
+        status, _body = self.client.request('GET', '/nodes/%s' % self.node)
+        self.assertEqual(404, status)
+
+    def test_driver_connection(self):
+        """Record what Nova's connection to Ironic is like (no assertion on
+        retries; printed for the report)."""
+        conn = self.driver.ironic_connection
+        print('nova [ironic] connection: endpoint %s, status_code_retries %s,'
+              ' retriable %s' % (conn.get_endpoint(),
+                                 getattr(conn, 'status_code_retries', None),
+                                 getattr(conn, 'retriable_status_codes',
+                                         None)))
+        self.assertEqual(self.ironic.url.rstrip('/') + '/v1',
+                         conn.get_endpoint().rstrip('/'))
+
+
+class _RealGetEndpoint(fixtures.Fixture):
+    """Undo OpenStackSDKFixture's mock of Proxy.get_endpoint."""
+
+    def _setUp(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'openstack.proxy.Proxy.get_endpoint', _REAL_GET_ENDPOINT))
