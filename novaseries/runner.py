@@ -152,7 +152,7 @@ def ensure_venv(ctx, target):
         create = [sys.executable, "-m", "virtualenv", "-p", interpreter, venv]
         if run([sys.executable, "-c", "import virtualenv"], check=False).returncode:
             raise HarnessError(f"target {target.name} needs virtualenv in the harness "
-                               "environment: pip install 'virtualenv<20.22'")
+                               "environment: pip install -e '.[py27]'")
     else:
         create = [interpreter, "-m", "venv", venv]
     python = venv / "bin" / "python"
