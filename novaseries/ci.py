@@ -10,6 +10,7 @@ anything failed.
 
 import sys
 import time
+import traceback
 import unittest
 
 from novaseries import checks, runner, targets as targets_mod
@@ -45,17 +46,36 @@ def self_tests(ctx):
     return outcome
 
 
-def target_job(ctx, target):
-    """Prepare ``target``'s tree, then check-commits or test; return Outcomes
-    and the seconds spent installing the venv."""
-    patches, problem = target.series_status()
+def target_job(ctx, target, timings):
+    """Prepare ``target``'s tree, then check-commits or test; return Outcomes.
+    Appends ``(what, seconds)`` for prepare, venv install and tests."""
+    _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
+    t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
-    venv, install = runner.ensure_venv(ctx, target)
-    if target.check_commits:
-        return checks.check_commits(ctx, target, tree), install
-    return runner.test_tree(ctx, target, tree, venv), install
+    timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
+    t0 = time.monotonic()
+    venv, _ = runner.ensure_venv(ctx, target)
+    timings.append((f"{target.name} venv install", time.monotonic() - t0))
+    t0 = time.monotonic()
+    try:
+        if target.check_commits:
+            return checks.check_commits(ctx, target, tree)
+        return runner.test_tree(ctx, target, tree, venv)
+    finally:
+        timings.append((f"{target.name} tests", time.monotonic() - t0))
+
+
+def _failure(name, exc):
+    """Print an error of a ci step and return it as one failed Outcome."""
+    if isinstance(exc, HarnessError):
+        say(f"error: {exc}")
+        if exc.details:
+            say(exc.details)
+    else:
+        say(traceback.format_exc())
+    return runner.Outcome(name, failed=1, note=f"error: {exc}")
 
 
 def ci(ctx, names=None, self_test=True):
@@ -76,25 +96,17 @@ def ci(ctx, names=None, self_test=True):
             say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
             continue
         say(f"=== {name}: nova {target.version}")
-        t0 = time.monotonic()
-        install = 0.0
         try:
-            result, install = target_job(ctx, target)
-            outcomes += result
-        except HarnessError as exc:
-            say(f"error: {exc}")
-            if exc.details:
-                say(exc.details)
-            outcomes.append(runner.Outcome(f"{name}", failed=1, note=str(exc)))
-        timings.append((f"{name} venv install", install))
-        timings.append((f"{name} prepare + tests", time.monotonic() - t0 - install))
+            outcomes += target_job(ctx, target, timings)
+        except Exception as exc:  # report, count, go on with the next step
+            outcomes.append(_failure(name, exc))
     for step, func in EXTRA_STEPS.items():
         say(f"=== {step}")
         t0 = time.monotonic()
         try:
             outcomes += func(ctx)
-        except HarnessError as exc:
-            outcomes.append(runner.Outcome(step, failed=1, note=str(exc)))
+        except Exception as exc:  # report, count, go on
+            outcomes.append(_failure(step, exc))
         timings.append((step, time.monotonic() - t0))
     say("\n=== summary")
     for outcome in outcomes:

@@ -70,3 +70,31 @@ class CliTest(helpers.ProjectTestCase):
         with self.assertRaises(HarnessError) as caught:
             self.target.series()
         self.assertIn("0001-gone.patch", str(caught.exception))
+
+
+class CiStepsTest(helpers.ProjectTestCase):
+
+    def test_registered_steps_are_counted(self):
+        import contextlib
+        import io
+
+        from novaseries import ci, runner
+
+        def good(ctx):
+            return [runner.Outcome("scenario", passed=2)]
+
+        def broken(ctx):
+            raise RuntimeError("boom")
+
+        saved = dict(ci.EXTRA_STEPS)
+        self.addCleanup(lambda: (ci.EXTRA_STEPS.clear(), ci.EXTRA_STEPS.update(saved)))
+        ci.register_step("good", good)
+        ci.register_step("broken", broken)
+        out = io.StringIO()
+        helpers.util.QUIET = False
+        with contextlib.redirect_stdout(out):
+            status = ci.ci(self.ctx, ["fake"], self_test=False)
+        helpers.util.QUIET = True
+        self.assertEqual(status, 1)
+        self.assertEqual(out.getvalue().splitlines()[-1], "2 passed, 2 failed, 0 skipped")
+        self.assertIn("RuntimeError: boom", out.getvalue())
