@@ -673,9 +673,10 @@ def sweep(workdir=None, log=print):
     """Kill what runs of dead test processes left behind; remove their dirs.
 
     For every ``run-*/pids.json`` under ``workdir`` whose owner process is
-    gone (or is this process, for a run it has stopped or failed to start): SIGTERM, then SIGKILL, each recorded process group that still has
-    a process started for that run directory (its cwd is the run directory,
-    so a recycled PID is never hit), then delete the directory.
+    gone (or is this process, for a run it has stopped or failed to
+    start): SIGTERM, then SIGKILL, each recorded process group that still
+    has a process started for that run directory (its cwd is the run
+    directory, so a recycled PID is never hit), then delete the directory.
 
     :returns: number of process groups killed.
     """

@@ -8,7 +8,6 @@ operator controls.
 """
 
 import collections
-import os
 import time
 
 from openstack import connection
@@ -169,8 +168,8 @@ class FakeBackend(scenarios.Backend):
         return self.fixture.create_node()
 
     def image(self, bad):
-        return ('http://127.0.0.1:1/%s' % ('missing.img' if bad else
-                                             'disk.img'),
+        name = 'missing.img' if bad else 'disk.img'
+        return ('http://127.0.0.1:1/%s' % name,
                 {'image_os_hash_algo': 'sha256',
                  'image_os_hash_value': '0' * 64})
 

@@ -30,10 +30,15 @@ except ImportError as e:
 else:
     FIXTURE_MISSING = None
 
+import os  # noqa: E402
 import threading  # noqa: E402
 
 import backends  # noqa: E402
 import scenarios  # noqa: E402
+
+# Without the fake Ironic patch in the tree (a fix-only tree), the fake side
+# is skipped; REALIRONIC_NEED_FIXTURE=1 makes that an error instead.
+FIXTURE_MISSING_IS_ERROR = os.environ.get('REALIRONIC_NEED_FIXTURE') == '1'
 
 #: {scenario name: scenarios.Run} of the real Ironic, shared by the tests.
 _REAL = {}
@@ -114,11 +119,6 @@ class TestFakeMatchesReal(testtools.TestCase):
         self.fixture = self.useFixture(ironic_fixture.IronicFixture())
 
 
-# Without the fake Ironic patch in the tree, the fake side is skipped (the
-# reproducer/fix-only trees); set REALIRONIC_NEED_FIXTURE=1 to fail instead.
-FIXTURE_MISSING_IS_ERROR = __import__('os').environ.get(
-    'REALIRONIC_NEED_FIXTURE') == '1'
-
 
 def _make_tests(scn):
     def test_real(self):
@@ -132,7 +132,7 @@ def _make_tests(scn):
         problems = (scenarios.match_expected(scn, fake) +
                     scenarios.compare(scn, real, fake))
         print('\n%s\n%s' % (scenarios.describe(real),
-                             scenarios.describe(fake)))
+                            scenarios.describe(fake)))
         for line in scenarios.detail_differences(real, fake):
             print('  detail difference (not failing): %s' % line)
         self.assertEqual([], problems, '\n%s\n%s' % (
