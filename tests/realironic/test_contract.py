@@ -119,7 +119,6 @@ class TestFakeMatchesReal(testtools.TestCase):
         self.fixture = self.useFixture(ironic_fixture.IronicFixture())
 
 
-
 def _make_tests(scn):
     def test_real(self):
         result = real_run(scn)
