@@ -734,6 +734,24 @@ def shared(**kwargs):
         return _SHARED
 
 
+def fixture(**kwargs):
+    """A ``fixtures.Fixture`` that starts a RealIronic for one test.
+
+    ``kwargs`` go to :class:`RealIronic`; the started instance is the
+    fixture's ``ironic`` attribute; it is stopped at the test's cleanup.
+    (A function, so that this module does not need ``fixtures``.)
+    """
+    import fixtures as _fixtures
+
+    class RealIronicFixture(_fixtures.Fixture):
+        def _setUp(self):
+            self.ironic = RealIronic(**kwargs)
+            self.addCleanup(self.ironic.stop)
+            self.ironic.start()
+
+    return RealIronicFixture()
+
+
 # --------------------------------------------------------------------------
 # small REST helpers for setting up nodes (tests use openstacksdk for what
 # they compare; these only prepare nodes)
