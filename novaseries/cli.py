@@ -14,8 +14,8 @@ from novaseries import __version__, checks, ci, export, runner, targets as targe
 from novaseries import tree as tree_mod
 from novaseries.util import Context, HarnessError, say
 
-#: Modules imported at start-up that call :func:`command` (e.g. "novaseries.run").
-PLUGINS = []
+#: Modules imported at start-up that call :func:`command`.
+PLUGINS = ["novaseries.mainjob"]
 
 COMMANDS = {}
 
@@ -147,7 +147,10 @@ def build_parser():
 def main(argv=None):
     """Entry point; returns the exit status.  HarnessError -> one line, exit 1."""
     for module in PLUGINS:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a broken plugin must not take the harness down
+            print(f"novaseries: warning: cannot load {module}: {exc!r}", file=sys.stderr)
     args = build_parser().parse_args(argv)
     try:
         ctx = Context.create(args.root, args.build_dir, args.sdist_cache)
