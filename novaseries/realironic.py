@@ -35,7 +35,7 @@ Command line::
     python -m novaseries.realironic install       # build/venvs/ironic from pins/ironic.txt
     python -m novaseries.realironic start         # start, print URLs, stop on Enter/Ctrl-C
     python -m novaseries.realironic sweep         # kill leftovers of killed runs
-    python -m novaseries.realironic selftest --tree T [--nova-venv V]
+    python -m novaseries.realironic selftest --tree T [--nova-venv V] [--expect fixed|bug]
                                                   # contract + end-to-end tests
 """
 
@@ -604,8 +604,10 @@ class RealIronic:
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.stop(keep=True if exc[0] is not None else None)
+    def __exit__(self, exc_type, *exc):
+        failed = exc_type is not None and not issubclass(
+            exc_type, (SystemExit, KeyboardInterrupt))
+        self.stop(keep=True if failed else None)
 
 
 #: Run directories of the RealIronic instances of this process that are not
@@ -847,13 +849,15 @@ def _find_tree(arg):
     return tree
 
 
-def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout):
+def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, expect=None):
     """Install if needed, then run ``tests/realironic`` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
     :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
         default ``build/venvs/master-resolve``.
     :param pattern: optional test id filter (``-k`` of unittest).
+    :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
+        end-to-end tests (default: detected from the tree).
     :returns: the test run's exit code.
     """
     build = pathlib.Path(build or default_build())
@@ -868,7 +872,8 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout):
     env.update({
         "PYTHONPATH": os.pathsep.join([str(tree), str(_ROOT)]),
         "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
-        "REALIRONIC_REQUIRED": "1",
+        "REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
+            "REALIRONIC_EXPECT", "auto"),
         "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
@@ -899,6 +904,9 @@ def main(argv=None):
     se.add_argument("--tree", help="Nova tree with the series applied")
     se.add_argument("--nova-venv", help="Nova test venv (default build/venvs/master-resolve)")
     se.add_argument("-k", dest="pattern", help="only tests matching this")
+    se.add_argument("--expect", choices=("auto", "fixed", "bug"),
+                    help="spawn() outcome the end-to-end tests require "
+                    "(default: detected from the tree)")
     args = p.parse_args(argv)
     build = pathlib.Path(args.build) if args.build else default_build()
     try:
@@ -921,7 +929,8 @@ def main(argv=None):
                     input()
             return 0
         if args.cmd == "selftest":
-            return selftest(_find_tree(args.tree), args.nova_venv, build, args.pattern)
+            return selftest(_find_tree(args.tree), args.nova_venv, build, args.pattern,
+                            expect=args.expect)
     except RealIronicError as e:
         print(f"realironic: error: {e}", file=sys.stderr)
         return 1
