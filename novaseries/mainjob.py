@@ -122,15 +122,15 @@ EXPECTED = {
     'undeploy-deleting': {
         'reproducer': [status('BUILD')],
         'fixed': [status('ERROR'),
-                  fault_has(TORN, '{first_node}', 'provision_state deleting'),
+                  fault_has(TORN, '{first_node}', 'teardown in progress'),
                   clean]},
     'undeploy-deleting-port': {
         'reproducer': [status('ERROR'), MISLEADING],
-        'fixed': [status('ERROR'), fault_has(TORN, 'provision_state deleting'),
+        'fixed': [status('ERROR'), fault_has(TORN, 'teardown in progress'),
                   clean]},
     'undeploy-cleared': {
         'reproducer': [status('BUILD')],
-        'fixed': [status('ERROR'), fault_has(TORN, 'no longer associated'),
+        'fixed': [status('ERROR'), fault_has(TORN, 'association cleared'),
                   clean]},
     'maintenance-delete': {
         'reproducer': [status('BUILD')],
