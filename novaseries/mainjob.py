@@ -47,6 +47,15 @@ def status(expected):
     return check
 
 
+def status_in(*expected):
+    def check(obs):
+        if obs.get('status') not in expected:
+            return 'status %s, expected one of %s' % (obs.get('status'),
+                                                      expected)
+    check.text = ' or '.join(expected)
+    return check
+
+
 def fault_has(*parts):
     def check(obs):
         fault = obs.get('fault') or ''
@@ -105,6 +114,19 @@ def clean(obs):
 clean.text = 'nothing left behind'
 
 
+def recovery(**expected):
+    """The operator recovery steps (doc/operators.rst) showed this."""
+    def check(obs):
+        seen = obs.get('recovery') or {}
+        wrong = {k: seen.get(k) for k, v in expected.items()
+                 if seen.get(k) != v}
+        if wrong:
+            return 'recovery steps: %s (expected %s)' % (
+                wrong, {k: expected[k] for k in wrong})
+    check.text = 'recovery steps'
+    return check
+
+
 def one_call_per_poll(obs):
     if obs.get('calls_per_poll') != 1.0:
         return '%s Ironic calls per poll' % obs.get('calls_per_poll')
@@ -161,14 +183,27 @@ EXPECTED = {
         'reproducer': [status('ERROR'), fault_has('aborted'), clean],
         'fixed': [status('ERROR'), fault_has('aborted'), clean]},
     'user-delete': {
-        'reproducer': [status('DELETED'), rescheduled(True)],
+        # Rescheduled: the conductor may set ERROR (no host left) before
+        # the delete completes.
+        'reproducer': [status_in('DELETED', 'ERROR'), rescheduled(True)],
         'fixed': [status('DELETED'), rescheduled(False), clean]},
     'user-delete-alternate': {
-        'reproducer': [status('DELETED'), rescheduled(True)],
+        'reproducer': [status_in('DELETED', 'ERROR'), rescheduled(True)],
         'fixed': [status('DELETED'), rescheduled(False), clean]},
     'normal-build': {
         'reproducer': [status('ACTIVE'), one_call_per_poll, clean],
         'fixed': [status('ACTIVE'), one_call_per_poll, clean]},
+    'stuck-recovery': {
+        'reproducer': [status('BUILD'), recovery(
+            listed_in_build_without_host=True,
+            after_instance_build_timeout='BUILD',
+            after_compute_restart='BUILD', after_reset_state='ERROR',
+            after_delete='DELETED', allocations_after_delete={})],
+        'fixed': [status('ERROR'), fault_has(TORN), recovery(
+            listed_in_build_without_host=False,
+            after_instance_build_timeout='ERROR',
+            after_compute_restart='ERROR', after_reset_state='ERROR',
+            after_delete='DELETED', allocations_after_delete={})]},
     'rebuild-error': {
         'reproducer': [status('ACTIVE'), clean],
         'fixed': [status('ACTIVE'), clean]},
@@ -282,12 +317,20 @@ def _wait_text(obs):
     return f"{polls} ({polls * POLL_INTERVAL}s)"
 
 
+def _wall_text(obs):
+    """Wall time from the action to the end at api_retry_interval = 0."""
+    if obs.get('status') == 'BUILD':
+        return 'never'
+    wall = obs.get('wall_seconds_after_action')
+    return '-' if wall is None else f"{wall:.1f}s"
+
+
 def table(data):
     """Rows of the verdict table, as a list of strings."""
     rows = []
     head = (f"{'scenario':30} {'tree':10} {'status/task':16} "
-            f"{'node state':11} {'polls (wait)':13} {'calls/poll':10} "
-            f"{'verdict'}")
+            f"{'node state':11} {'polls (wait)':13} {'wall@0':7} "
+            f"{'calls/poll':10} {'verdict'}")
     rows.append(head)
     rows.append('-' * len(head))
     names = [o['scenario'] for o in data['fixed']['scenarios']]
@@ -303,6 +346,7 @@ def table(data):
             rows.append(f"{name if label == 'reproducer' else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
                         f"{_wait_text(obs):13} "
+                        f"{_wall_text(obs):7} "
                         f"{str(obs.get('calls_per_poll')):10} {verdict}")
             if obs.get('fault'):
                 rows.append(f"{'':41}fault: {obs['fault'][:110]}")

@@ -130,6 +130,11 @@ SCENARIOS = [
              source='control'),
     Scenario('rebuild-error', 'control: rebuild of a server in ERROR '
              '(LP 1735009)', kind='rebuild-error', source='LP 1735009'),
+    Scenario('stuck-recovery', 'undeploy seen after the association is '
+             'cleared, then the operator recovery steps of '
+             'doc/operators.rst', action='undeploy', deleting_reads=0,
+             max_attempts=1, kind='recovery',
+             source='doc/operators.rst'),
 ]
 BY_NAME = {s.name: s for s in SCENARIOS}
 
@@ -330,6 +335,50 @@ class ScenarioTest(test_ironic.IronicTestBase):
         end = time.monotonic()
         self._record(sc, rec, server, final, settled, first_node,
                      action_at, end, port_id)
+        if sc.kind == 'recovery':
+            rec['recovery'] = self._recovery_steps(server)
+
+    def _status(self, server_id):
+        server = self._server_or_none(server_id)
+        return 'DELETED' if server is None else server['status']
+
+    def _recovery_steps(self, server):
+        """Try what doc/operators.rst says about stuck servers, in order.
+
+        :returns: {step: what it showed}
+        """
+        sid = server['id']
+        steps = {}
+        # 1. Find them: BUILD servers of all projects, with no host.
+        listed = self.api.get_servers(
+            detail=True, search_opts={'all_tenants': '1',
+                                      'status': 'BUILD'})
+        steps['listed_in_build_without_host'] = any(
+            s['id'] == sid and not s['OS-EXT-SRV-ATTR:host']
+            for s in listed)
+        # 2. [DEFAULT] instance_build_timeout: make the server look old and
+        #    run the periodic task that enforces it.
+        ctx = nova_context.get_admin_context()
+        inst = objects.Instance.get_by_uuid(ctx, sid)
+        inst.created_at = inst.created_at.replace(year=2000)
+        inst.save()
+        self.flags(instance_build_timeout=60)
+        self.compute.manager._check_instance_build_time(ctx)
+        steps['after_instance_build_timeout'] = self._status(sid)
+        # 3. Restart nova-compute.
+        self.compute = self.restart_compute_service(self.compute)
+        steps['after_compute_restart'] = self._status(sid)
+        # 4. Admin reset-state to error.
+        self.api.post_server_action(
+            sid, {'os-resetState': {'state': 'error'}})
+        steps['after_reset_state'] = self._status(sid)
+        # 5. Delete.
+        self.api.delete_server(sid)
+        self._wait_until_deleted({'id': sid})
+        steps['after_delete'] = self._status(sid)
+        steps['allocations_after_delete'] = \
+            self._get_allocations_by_server_uuid(sid)
+        return steps
 
     def _record(self, sc, rec, server, final, settled, first_node,
                 action_at, end, port_id):
@@ -554,14 +603,14 @@ def main(argv=None):
         print('  [%d/%d] %-32s %s%s (%.1fs)' % (
             i, len(names), name, rec.get('status'),
             ' ERROR IN RUNNER' if rec.get('error') else '',
-            rec.get('test_seconds', 0)), file=sys.stderr, flush=True)
+            rec.get('test_seconds', 0)), file=sys.stdout, flush=True)
     for spec in args.bench:
         n, s, k = (int(x) for x in spec.split(':'))
         rec = run_bench(n, s, k)
         out['bench'].append(rec)
         print('  [bench] N=%d S=%d K=%d %s %.1fs' % (
             n, s, k, rec.get('outcome'), rec.get('wall_seconds', 0)),
-            file=sys.stderr, flush=True)
+            file=sys.stdout, flush=True)
     with open(args.out, 'w') as f:
         json.dump(out, f, indent=1, sort_keys=True, default=str)
     return 0
