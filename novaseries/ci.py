@@ -8,6 +8,7 @@ target: prepare its tree, then check-commits (targets with
 anything failed.
 """
 
+import os
 import sys
 import time
 import traceback
@@ -15,14 +16,21 @@ import unittest
 
 from novaseries import checks, runner, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.util import HarnessError, say
+from novaseries.util import HarnessError, find_interpreter, say
 
 #: Later jobs register themselves here: ``name -> callable(ctx) -> [Outcome]``.
 EXTRA_STEPS = {}
 
 
-def register_step(name, func):
-    """Add a ci step (run after the targets, in registration order)."""
+def register_step(name, func, targets=None):
+    """Add a ci step (run after the targets, in registration order).
+
+    :param targets: names of the targets the step is about; it is skipped
+        when the project lacks one of them, or when ``ci --target`` names
+        none of them.
+    """
+    if targets:
+        func.targets = tuple(targets)
     EXTRA_STEPS[name] = func
 
 
@@ -78,6 +86,27 @@ def _failure(name, exc):
     return runner.Outcome(name, failed=1, note=f"error: {exc}")
 
 
+def _missing_interpreter(target):
+    """An Outcome when ``target``'s interpreter is missing and the target
+    allows that (``optional_interpreter``), else None.
+
+    Outside CI the target is skipped with a message; under ``CI=true`` (the
+    CI machine image has every interpreter) it is a failure.
+    """
+    if not target.optional_interpreter:
+        return None
+    try:
+        find_interpreter(target.interpreter)
+    except HarnessError as exc:
+        under_ci = os.environ.get("CI", "").lower() == "true"
+        say(f"{'error' if under_ci else 'warning'}: {exc}: target {target.name} "
+            f"{'cannot run under CI=true' if under_ci else 'skipped'}")
+        return runner.Outcome(f"{target.name}: {target.interpreter} missing",
+                              failed=int(under_ci), skipped=int(not under_ci),
+                              note="target not tested")
+    return None
+
+
 def ci(ctx, names=None, self_test=True):
     """Run everything; print the summary; return the exit status."""
     start = time.monotonic()
@@ -96,11 +125,19 @@ def ci(ctx, names=None, self_test=True):
             say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
             continue
         say(f"=== {name}: nova {target.version}")
+        skipped = _missing_interpreter(target)
+        if skipped:
+            outcomes.append(skipped)
+            continue
         try:
             outcomes += target_job(ctx, target, timings)
         except Exception as exc:  # report, count, go on with the next step
             outcomes.append(_failure(name, exc))
     for step, func in EXTRA_STEPS.items():
+        needs = getattr(func, "targets", None)
+        if needs and (not set(needs) <= set(known) or
+                      (names and not set(needs) & set(names))):
+            continue  # the step is about targets this run does not cover
         say(f"=== {step}")
         t0 = time.monotonic()
         try:

@@ -15,7 +15,7 @@ from novaseries import tree as tree_mod
 from novaseries.util import Context, HarnessError, say
 
 #: Modules imported at start-up that call :func:`command`.
-PLUGINS = ["novaseries.mainjob"]
+PLUGINS = ["novaseries.mainjob", "novaseries.cisteps"]
 
 COMMANDS = {}
 

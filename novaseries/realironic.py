@@ -849,7 +849,8 @@ def _find_tree(arg):
     return tree
 
 
-def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, expect=None):
+def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, expect=None,
+             log=None):
     """Install if needed, then run ``tests/realironic`` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
@@ -858,6 +859,8 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
     :param pattern: optional test id filter (``-k`` of unittest).
     :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
         end-to-end tests (default: detected from the tree).
+    :param log: optional open file for the test run's output (default:
+        inherited stdout/stderr).
     :returns: the test run's exit code.
     """
     build = pathlib.Path(build or default_build())
@@ -883,7 +886,8 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
     if pattern:
         cmd += ["-k", pattern]
     print(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})", file=out, flush=True)
-    res = subprocess.run(cmd, cwd=str(tree), env=env)
+    res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
+                         stderr=subprocess.STDOUT if log else None)
     print(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})",
           file=out, flush=True)
     return res.returncode

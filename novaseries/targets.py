@@ -31,6 +31,9 @@ class Target:
     pip_args: list = dataclasses.field(default_factory=list)
     env: dict = dataclasses.field(default_factory=dict)
     note: str = ""
+    #: True: a missing interpreter skips the target in ``ci`` (with a
+    #: message), except under CI=true, where it is a failure.
+    optional_interpreter: bool = False
 
     @property
     def sdist_name(self):
@@ -126,6 +129,7 @@ def load(ctx, path=None):
             pip_args=list(merged.get("pip_args", [])),
             env={k: str(v) for k, v in merged["env"].items()},
             note=merged.get("note", ""),
+            optional_interpreter=bool(merged.get("optional_interpreter", False)),
         )
     return targets
 

@@ -1,0 +1,80 @@
+"""The ci steps that come after the targets' tests.
+
+Registered with :func:`novaseries.ci.register_step` when the CLI loads its
+plugins:
+
+* ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
+  on 127.0.0.1) and the end-to-end tests of the fixed driver against the
+  real Ironic (``tests/realironic``, see doc/real-ironic.rst), run in the
+  master target's venv on the master tree;
+* ``main job``: ``novaseries run`` (every scenario on the reproducer and the
+  fixed tree); each scenario the fixed tree gets right counts as passed.
+"""
+
+import json
+import re
+
+from novaseries import ci, mainjob, realironic, runner, targets as targets_mod
+from novaseries import tree as tree_mod
+from novaseries.util import say
+
+
+def parse_unittest(text):
+    """``(ran, failed, skipped)`` from unittest's closing lines.
+
+    Reads "Ran N tests" and "FAILED (failures=F, errors=E, skipped=S)" or
+    "OK (skipped=S)"; a run without "Ran" counts as one failure.
+    """
+    ran = re.findall(r"^Ran (\d+) tests? in", text, re.M)
+    if not ran:
+        return 0, 1, 0
+    counts = {}
+    for line in re.findall(r"^(?:OK|FAILED) \((.*)\)\s*$", text, re.M)[-1:]:
+        for part in line.split(","):
+            key, _, value = part.strip().partition("=")
+            counts[key] = int(value)
+    failed = counts.get("failures", 0) + counts.get("errors", 0) + \
+        counts.get("unexpected successes", 0)
+    return int(ran[-1]), failed, counts.get("skipped", 0)
+
+
+def real_ironic_step(ctx):
+    """Run tests/realironic; one Outcome with unittest's counts."""
+    target = targets_mod.get(ctx, "master")
+    tree = tree_mod.prepare(ctx, target)
+    venv, _ = runner.ensure_venv(ctx, target)
+    log_path = ctx.results("realironic") / "selftest.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
+                                 expect="fixed", log=log)
+    text = log_path.read_text(errors="replace")
+    ran, failed, skipped = parse_unittest(text)
+    if rc and not failed:
+        failed = 1
+    if failed:
+        say("\n".join(text.strip().splitlines()[-40:]))
+    say(f"real Ironic tests: {ran} run, {failed} failed, {skipped} skipped "
+        f"(log: {log_path})")
+    return [runner.Outcome("real Ironic contract + end-to-end tests",
+                           passed=ran - failed - skipped, failed=failed,
+                           skipped=skipped, note=f"log: {log_path}")]
+
+
+def main_job_step(ctx):
+    """Run the main job; count the fixed tree's scenarios."""
+    out = ctx.results("run") / "run.json"
+    mainjob.run(ctx, json_out=out)
+    data = json.loads(out.read_text())
+    fixed = data["fixed"]["scenarios"]
+    wrong = sum(1 for obs in fixed if obs.get("problems"))
+    shown = sum(1 for obs in data["reproducer"]["scenarios"]
+                if obs.get("verdict") == "bug reproduced")
+    return [runner.Outcome("main job: scenarios right on the fixed tree",
+                           passed=len(fixed) - wrong, failed=wrong,
+                           note=f"bug shown in {shown} scenarios on the "
+                           "reproducer tree")]
+
+
+ci.register_step("real Ironic", real_ironic_step, targets=["master"])
+ci.register_step("main job", main_job_step, targets=["master"])
