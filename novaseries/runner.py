@@ -221,6 +221,25 @@ def changed_files(tree, rev="HEAD", pathspec=()):
     return [line for line in out.splitlines() if line]
 
 
+def unit_modules(tree, rev="HEAD"):
+    """Unit test modules (``test_*.py`` under nova/tests/unit) the series
+    adds or touches up to ``rev``, as dotted module names."""
+    modules = []
+    for path in changed_files(tree, rev, ("nova/tests/unit",)):
+        name = pathlib.PurePosixPath(path)
+        if name.suffix == ".py" and name.name.startswith("test_"):
+            modules.append(".".join(name.with_suffix("").parts))
+    return modules
+
+
+def unit_filters(target, tree, rev="HEAD"):
+    """The target's unit selections plus the unit test modules the series
+    touches that they do not cover (e.g. nova.tests.unit.test_fixtures)."""
+    extra = [m for m in unit_modules(tree, rev)
+             if not any(m == u or m.startswith(u + ".") for u in target.unit)]
+    return list(target.unit) + [re.escape(m) + r"\b" for m in extra]
+
+
 def functional_modules(tree, rev="HEAD"):
     """Functional test modules (``test_*.py`` under nova/tests/functional) the
     series adds or touches up to ``rev``, as dotted module names."""
@@ -266,10 +285,12 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit=""):
         say(f"[{label}] unit: not re-run ({skip_unit})")
         outcomes.append(Outcome(f"{label} unit", note=f"not re-run: {skip_unit}"))
     else:
-        say(f"[{label}] unit: stestr run {' '.join(target.unit)}")
-        results, note = run_stestr(target, venv, tree, target.unit, outdir, "unit")
-        for pattern, group in split_by_filter(results, target.unit):
-            outcomes.append(count(f"{label} unit {pattern or '(other)'}", group, note))
+        filters = unit_filters(target, tree, rev)
+        say(f"[{label}] unit: stestr run {' '.join(filters)}")
+        results, note = run_stestr(target, venv, tree, filters, outdir, "unit")
+        for pattern, group in split_by_filter(results, filters):
+            name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
+            outcomes.append(count(f"{label} unit {name}", group, note))
     modules = functional_modules(tree, rev)
     if modules:
         say(f"[{label}] functional: {', '.join(modules)}")
