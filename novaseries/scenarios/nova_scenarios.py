@@ -176,7 +176,23 @@ class _BuildWatch:
             wrapper)
 
 
-class ScenarioTest(test_ironic.IronicTestBase):
+class _Observe:
+    """Helpers shared by the scenario and benchmark test cases."""
+
+    def _server_or_none(self, server_id):
+        """The server from the API, or None once it is deleted (404)."""
+        try:
+            return self.api.get_server(server_id)
+        except Exception as e:
+            if getattr(e, 'response', None) is not None and getattr(
+                    e.response, 'status_code', None) == 404:
+                return None
+            if '404' in str(e) or 'NotFound' in type(e).__name__:
+                return None
+            raise
+
+
+class ScenarioTest(_Observe, test_ironic.IronicTestBase):
     """Runs one Scenario (set as the class attribute SCENARIO)."""
 
     SCENARIO = None
@@ -195,17 +211,6 @@ class ScenarioTest(test_ironic.IronicTestBase):
                 node_id, deleting_reads=self.SCENARIO.deleting_reads)
 
     # -- observation helpers
-
-    def _server_or_none(self, server_id):
-        try:
-            return self.api.get_server(server_id)
-        except Exception as e:
-            if getattr(e, 'response', None) is not None and getattr(
-                    e.response, 'status_code', None) == 404:
-                return None
-            if '404' in str(e) or 'NotFound' in type(e).__name__:
-                return None
-            raise
 
     def _settle(self, server_id):
         """Wait until the server is final, or nothing moves any more.
@@ -470,7 +475,7 @@ def run_scenario(scenario):
 
 # -- benchmark -------------------------------------------------------------
 
-class BenchTest(test_ironic.IronicTestBase):
+class BenchTest(_Observe, test_ironic.IronicTestBase):
     """N concurrent builds on N + S nodes, K torn down mid-deploy."""
 
     N = S = K = 0
