@@ -385,6 +385,37 @@ def _is_bug(obs):
     return bool(judge(obs['scenario'], 'fixed', obs))
 
 
+def check_tree(ctx, tree, target_name='master', scenarios=(),
+               json_out=None):
+    """Run the scenarios in one Nova tree of the user's and judge it as a
+    fixed tree (e.g. a distribution's patched Nova).
+
+    The tree must contain the series' test fixtures (the fake Ironic and
+    ``nova/tests/functional/test_ironic.py``). Returns the exit status.
+    """
+    tree = pathlib.Path(tree).resolve()
+    if not (tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py').exists():
+        raise HarnessError(f"{tree} has no nova/tests/fixtures/ironic.py: "
+                           "apply at least the series' fake Ironic commit")
+    target = targets_mod.get(ctx, target_name)
+    venv, _ = runner.ensure_venv(ctx, target)
+    data = run_trees(ctx, target, venv, {'fixed': tree}, scenarios)
+    wrong = 0
+    say('')
+    for obs in data['fixed']['scenarios']:
+        problems = judge(obs['scenario'], 'fixed', obs)
+        obs['problems'] = problems
+        wrong += bool(problems)
+        say(f"{obs['scenario']:30} {obs.get('status'):8} "
+            f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+    out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
+        'tree.json'
+    out.write_text(json.dumps(data, indent=1, sort_keys=True))
+    say(f"\nJSON: {out}\n{tree}: {len(data['fixed']['scenarios']) - wrong} "
+        f"of {len(data['fixed']['scenarios'])} scenarios right")
+    return 1 if wrong else 0
+
+
 def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
         ironic='fake'):
     """The main job.  Returns the exit status (0: fixed tree all right)."""
@@ -437,8 +468,13 @@ def _register():
                             'nodes, K torn down (e.g. 10:2:3)')),
         (('--json',), dict(help='where to write the JSON (default: '
                            'build/results/run/run.json)')),
-        (('--ironic',), dict(choices=('fake', 'real'), default='fake')))
+        (('--ironic',), dict(choices=('fake', 'real'), default='fake')),
+        (('--tree',), dict(help='instead: judge this Nova tree (with the '
+                           "series' fake Ironic) as a fixed tree")))
     def cmd_run(ctx, args):
+        if args.tree:
+            return check_tree(ctx, args.tree, args.target, args.scenario,
+                              args.json)
         return run(ctx, args.target, args.scenario, args.bench, args.json,
                    args.ironic)
 
