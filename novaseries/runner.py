@@ -223,11 +223,11 @@ def changed_files(tree, rev="HEAD", pathspec=()):
     return [line for line in out.splitlines() if line]
 
 
-def unit_modules(tree, rev="HEAD"):
-    """Unit test modules (``test_*.py`` under nova/tests/unit) the series
-    adds or touches up to ``rev``, as dotted module names."""
+def test_modules(tree, rev="HEAD", under="nova/tests/functional"):
+    """Test modules (``test_*.py`` under ``under``) the series adds or
+    touches up to ``rev``, as dotted module names."""
     modules = []
-    for path in changed_files(tree, rev, ("nova/tests/unit",)):
+    for path in changed_files(tree, rev, (under,)):
         name = pathlib.PurePosixPath(path)
         if name.suffix == ".py" and name.name.startswith("test_"):
             modules.append(".".join(name.with_suffix("").parts))
@@ -237,21 +237,14 @@ def unit_modules(tree, rev="HEAD"):
 def unit_filters(target, tree, rev="HEAD"):
     """The target's unit selections plus the unit test modules the series
     touches that they do not cover (e.g. nova.tests.unit.test_fixtures)."""
-    extra = [m for m in unit_modules(tree, rev)
+    extra = [m for m in test_modules(tree, rev, "nova/tests/unit")
              if not any(m == u or m.startswith(u + ".") for u in target.unit)]
     return list(target.unit) + [re.escape(m) + r"\b" for m in extra]
 
 
 def functional_modules(tree, rev="HEAD"):
-    """Functional test modules (``test_*.py`` under nova/tests/functional) the
-    series adds or touches up to ``rev``, as dotted module names."""
-    modules = []
-    for path in changed_files(tree, rev, ("nova/tests/functional",)):
-        name = pathlib.PurePosixPath(path)
-        if name.suffix == ".py" and name.name.startswith("test_"):
-            modules.append(".".join(name.with_suffix("").parts))
-    return modules
-
+    """Functional test modules the series adds or touches up to ``rev``."""
+    return test_modules(tree, rev, "nova/tests/functional")
 
 def run_flake8(venv, target, tree, rev, label):
     """``flake8 <python files touched by base..rev>`` from the tree root."""
