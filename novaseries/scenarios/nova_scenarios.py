@@ -488,6 +488,8 @@ class BenchTest(_Observe, test_ironic.IronicTestBase):
         self.watch = _BuildWatch()
         super().setUp()
         self.watch.install(self)
+        # The default quota is 10 instances per project.
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         for node_id in self.node_ids:
             self.ironic.configure_node(node_id, deleting_reads=2)
 
