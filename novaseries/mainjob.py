@@ -22,6 +22,7 @@ not enforced.
 
 import json
 import pathlib
+import re
 import subprocess
 import threading
 import time
@@ -422,13 +423,31 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
 REAL_IRONIC_SCENARIOS = {
     'undeploy-cleared': 'test_undeploy_in_wait_callback',
     'maintenance-delete': 'test_maintenance_and_delete_in_wait_callback',
+    'deploy-failed': 'test_deploy_failed',
+    'user-delete': 'test_user_delete_in_wait_callback',
 }
+
+#: The line each end-to-end test prints once spawn() has ended.
+_RAISED = re.compile(r'^e2e: spawn\(\) raised (\w+)', re.M)
+
+
+def _real_verdict(rc, output, ok_word):
+    """One table cell of ``run --ironic real``: what spawn() raised (read
+    from the test's output) and whether the test passed (``rc``)."""
+    raised = _RAISED.findall(output)
+    what = raised[-1] if raised else 'no spawn() result'
+    if what == 'nothing':
+        what = 'spawn() returned'
+    return f"{what}: {ok_word if not rc else f'WRONG (rc {rc})'}"
 
 
 def run_real(ctx, target_name='master'):
     """``run --ironic real``: the fixed and the reproducer driver against a
     real Ironic, for the scenarios it can play; the rest are listed as not
-    applicable. Returns the exit status (0: the fixed tree is right)."""
+    applicable.  Each cell says what spawn() raised in that tree's test and
+    whether that is what the test expects of the tree (REALIRONIC_EXPECT
+    ``bug`` for the reproducer, ``fixed`` for the fixed tree).  Returns the
+    exit status (0: the fixed tree is right)."""
     from novaseries import realironic
     target = targets_mod.get(ctx, target_name)
     trees = prepare_trees(ctx, target)
@@ -437,24 +456,29 @@ def run_real(ctx, target_name='master'):
     for label, expect in (('reproducer', 'bug'), ('fixed', 'fixed')):
         log_path = ctx.results('run') / f"real-{label}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text('')
         for name, test in REAL_IRONIC_SCENARIOS.items():
+            start = log_path.stat().st_size
             with open(log_path, 'a') as log:
                 rc = realironic.selftest(trees[label], nova_venv=venv,
                                          build=ctx.build, pattern=test,
                                          expect=expect, log=log)
-            results[(name, label)] = rc
+            with open(log_path, 'rb') as log:
+                log.seek(start)
+                output = log.read().decode(errors='replace')
+            results[(name, label)] = (rc, output)
     wrong = 0
-    say(f"\n{'scenario':30} {'reproducer':24} {'fixed':24}")
+    say(f"\n{'scenario':30} {'reproducer (expect bug)':40} "
+        "fixed (expect fixed)")
     for sc in EXPECTED:
         if sc not in REAL_IRONIC_SCENARIOS:
-            say(f"{sc:30} {'not applicable (real Ironic)':49}")
+            say(f"{sc:30} not applicable (real Ironic)")
             continue
         r = results[(sc, 'reproducer')]
         f = results[(sc, 'fixed')]
-        wrong += bool(f)
-        say(f"{sc:30} "
-            f"{'InstanceNotFound (bug)' if not r else 'unexpected':24} "
-            f"{'IronicNodeLost: ok' if not f else 'WRONG':24}")
+        wrong += bool(f[0])
+        say(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
+            f"{_real_verdict(*f, 'ok')}")
     say(f"logs: {ctx.results('run')}/real-*.log")
     return 1 if wrong else 0
 

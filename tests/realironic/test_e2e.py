@@ -12,6 +12,20 @@ node, or puts it in maintenance and deletes it, through the real API.
   instance_info (or, when it was deleted, does not fail).
 * Without it (the reproducer tree), spawn() raises InstanceNotFound: the bug.
 
+Two more cases that are not the bug, for both trees:
+
+* the real deploy fails (the image URL answers 404): spawn() raises
+  InstanceDeployFailure with Ironic's last_error (not IronicNodeLost), and
+  destroy() leaves the node ``available``;
+* the user deletes the server while the node is in ``wait call-back``
+  (task_state DELETING in the database): with the series, spawn() raises
+  UnexpectedDeletingTaskStateError (no reschedule); on the reproducer tree,
+  InstanceDeployFailure "provisioning was aborted".  destroy() then
+  unprovisions the node.
+
+Each test prints one line ``e2e: spawn() raised <class> ...`` that
+``python -m novaseries run --ironic real`` reads for its table.
+
 The deploy image is the local HTTP image of ``novaseries.realironic``:
 image_meta.id is its URL, so the driver sends it as instance_info
 image_source.  Ironic requires a checksum for an http image, which Nova does
@@ -79,8 +93,12 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.ctx = nova_context.get_admin_context()
         self.driver = ironic_driver.IronicDriver(fake_virt.FakeVirtAPI())
 
-    def _prepare(self):
-        """An available node, an instance on it, the image; then spawn."""
+    def _prepare(self, image_url=None):
+        """An available node, an instance on it, the image; then spawn.
+
+        :param image_url: the deploy image (default: the real image; the
+            missing image answers 404, so the deploy fails in Ironic).
+        """
         self.node = self.client.create_available_node()
         # Nova does not send a checksum for the image (see the docstring).
         self.client.ok('PATCH', '/nodes/%s' % self.node, [
@@ -108,12 +126,13 @@ class TestSpawnAgainstRealIronic(test.TestCase):
             # an http URL is not a UUID (ImageMeta.id is a UUIDField)
             warnings.simplefilter('ignore')
             self.image_meta = objects.ImageMeta.from_dict(
-                {'id': self.ironic.image_url, 'disk_format': 'raw',
+                {'id': image_url or self.ironic.image_url,
+                 'disk_format': 'raw',
                  'container_format': 'bare', 'properties': {}})
         self.network_info = network_model.NetworkInfo([])
 
-    def _spawn_in_background(self):
-        self._prepare()
+    def _spawn_in_background(self, image_url=None):
+        self._prepare(image_url)
         self.driver.prepare_for_spawn(self.instance)
         result = {}
 
@@ -125,16 +144,25 @@ class TestSpawnAgainstRealIronic(test.TestCase):
             except Exception as e:  # noqa: BLE001 - checked by the test
                 result['error'] = e
 
-        thread = threading.Thread(target=spawn)
+        # daemon: a spawn() still polling after a failed test must not keep
+        # the test process alive
+        thread = threading.Thread(target=spawn, daemon=True)
         thread.start()
         return thread, result
 
-    def _wait_spawn(self, thread, result):
+    def _wait_spawn(self, thread, result, after='the operator action'):
+        """Wait (bounded) for spawn() to end, and print one line that says
+        what it raised: ``e2e: spawn() raised <class> <s> s after <what>:
+        <message>`` (read by ``novaseries run --ironic real``)."""
+        t0 = time.monotonic()
         thread.join(self.SPAWN_TIMEOUT)
         if thread.is_alive():
-            self.fail('spawn() still waiting %d s after the operator action '
-                      '(node %s)' % (self.SPAWN_TIMEOUT,
-                                     self.client.node(self.node)))
+            self.fail('spawn() still waiting %d s after %s (node %s)' % (
+                self.SPAWN_TIMEOUT, after, self.client.node(self.node)))
+        error = result.get('error')
+        print('e2e: spawn() raised %s %.1f s after %s: %s' % (
+            type(error).__name__ if error is not None else 'nothing',
+            time.monotonic() - t0, after, error))
         return result
 
     def _assert_deploy_failed(self, result, reason):
@@ -158,10 +186,7 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.assertEqual(self.instance.uuid, node['instance_uuid'])
         self.client.ok('PUT', '/nodes/%s/states/provision' % self.node,
                        {'target': 'deleted'})
-        t0 = time.monotonic()
-        self._wait_spawn(thread, result)
-        print('spawn() failed %.1f s after the undeploy with %r' % (
-            time.monotonic() - t0, result.get('error')))
+        self._wait_spawn(thread, result, 'the undeploy')
         self._assert_deploy_failed(result, 'torn down')
         if not FIXED:
             self.client.wait_state(self.node, 'available')
@@ -185,7 +210,7 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.client.ok('PUT', '/nodes/%s/maintenance' % self.node,
                        {'reason': 'e2e'})
         self.client.ok('DELETE', '/nodes/%s' % self.node)
-        self._wait_spawn(thread, result)
+        self._wait_spawn(thread, result, 'the delete')
         self._assert_deploy_failed(result, 'the node was deleted')
         if not FIXED:
             return
@@ -193,6 +218,72 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.driver.destroy(self.ctx, self.instance, self.network_info)
         status, _body = self.client.request('GET', '/nodes/%s' % self.node)
         self.assertEqual(404, status)
+
+    def _assert_unprovisioned(self):
+        """After destroy(): the node is available, with no instance."""
+        node = self.client.wait_state(self.node, 'available', timeout=30)
+        self.assertIsNone(node['instance_uuid'])
+        self.assertEqual({}, node['instance_info'])
+        self.assertIsNone(node['target_provision_state'])
+        return node
+
+    def test_deploy_failed(self):
+        """The real deploy fails (the image URL answers 404): Ironic moves
+        the node from ``deploying`` to ``deploy failed`` with a last_error,
+        and spawn() raises InstanceDeployFailure with that last_error, on
+        both trees (not IronicNodeLost: the node is not lost)."""
+        thread, result = self._spawn_in_background(
+            image_url=self.ironic.missing_image_url)
+        self._wait_spawn(thread, result, 'spawn() started')
+        error = result.get('error')
+        node = self.client.node(self.node)
+        self.assertEqual('deploy failed', node['provision_state'])
+        self.assertTrue(node['last_error'])
+        self.assertIsInstance(error, exception.InstanceDeployFailure, result)
+        lost = getattr(exception, 'IronicNodeLost', None)
+        if lost is not None:
+            self.assertNotIsInstance(error, lost)
+        self.assertNotIsInstance(error, exception.InstanceNotFound)
+        self.assertIn('Failed to provision instance', str(error))
+        self.assertIn(node['last_error'], str(error))
+        # what the compute manager does next for a failed deploy
+        t0 = time.monotonic()
+        self.driver.destroy(self.ctx, self.instance, self.network_info)
+        print('destroy() returned after %.1f s' % (time.monotonic() - t0))
+        self._assert_unprovisioned()
+
+    def test_user_delete_in_wait_callback(self):
+        """The user deletes the server while the node is in ``wait
+        call-back``: the API sets task_state DELETING in the database, and
+        spawn()'s next poll sees it (instance.refresh()).  With the series,
+        spawn() raises UnexpectedDeletingTaskStateError (no reschedule);
+        before it (REALIRONIC_EXPECT=bug), InstanceDeployFailure "provisioning
+        was aborted".  destroy() then unprovisions the node."""
+        thread, result = self._spawn_in_background()
+        node = self.client.wait_state(self.node, 'wait call-back')
+        self.assertEqual(self.instance.uuid, node['instance_uuid'])
+        # what the API's delete does first (a copy: spawn() refreshes its own)
+        deleting = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        deleting.task_state = task_states.DELETING
+        deleting.save()
+        self._wait_spawn(thread, result, 'task_state DELETING')
+        error = result.get('error')
+        if FIXED:
+            self.assertIsInstance(
+                error, exception.UnexpectedDeletingTaskStateError, result)
+        else:
+            self.assertIsInstance(error, exception.InstanceDeployFailure,
+                                  result)
+            self.assertNotIsInstance(
+                error, exception.UnexpectedDeletingTaskStateError)
+            self.assertIn('provisioning was aborted', str(error))
+        # the node was not touched by the failed spawn()
+        self.assertEqual('wait call-back',
+                         self.client.node(self.node)['provision_state'])
+        t0 = time.monotonic()
+        self.driver.destroy(self.ctx, self.instance, self.network_info)
+        print('destroy() returned after %.1f s' % (time.monotonic() - t0))
+        self._assert_unprovisioned()
 
     def test_driver_connection(self):
         """Record what Nova's connection to Ironic is like (no assertion on
