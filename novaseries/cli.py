@@ -91,7 +91,14 @@ def cmd_prepare(ctx, args):
 def cmd_export(ctx, args):
     target = _target(ctx, args)
     bugs = export.parse_bugs(args.bug, targets_mod.placeholders(ctx))
-    export.export(target, args.tree or ctx.tree(target.name), args.out, bugs,
+    out = args.out
+    if out is None and (bugs or args.signoff or args.trailer):
+        # Real bug numbers and the submitter's trailers are for a
+        # submission, never for the series kept in patches/.
+        out = ctx.build / "export" / target.name
+        say(f"export: --bug/--signoff/--trailer given: writing to {out} "
+            f"(patches/{target.name} is left as it is; --out to choose)")
+    export.export(target, args.tree or ctx.tree(target.name), out, bugs,
                   args.signoff, args.trailer)
     return 0
 

@@ -181,6 +181,16 @@ def expected_head(tree, patches):
         return git(scratch, "rev-parse", "HEAD")
 
 
+def _same_series(tree, head, want):
+    """True if ``base..head`` and ``base..want`` are the same commits but for
+    their committer: same tree, messages, authors and author dates (so an
+    export of either writes the same patches)."""
+    if git(tree, "rev-parse", f"{head}^{{tree}}") != git(tree, "rev-parse", f"{want}^{{tree}}"):
+        return False
+    fmt = "--format=%an <%ae> %ad%n%B%x00"
+    return git(tree, "log", fmt, f"base..{head}") == git(tree, "log", fmt, f"base..{want}")
+
+
 def update_existing(target, tree, patches, force=False):
     """Bring an existing tree to the series without losing anything.
 
@@ -209,6 +219,14 @@ def update_existing(target, tree, patches, force=False):
     want = expected_head(tree, patches)
     if head == want:
         say(f"tree: {tree}: already at the series ({len(patches)} patches), nothing to do")
+        return
+    if _same_series(tree, head, want):
+        # The same commits, made by another committer or at another date
+        # (e.g. edited, exported, and unchanged): nothing is lost by moving
+        # to the series' reproducible commit ids.
+        git(tree, "reset", "-q", "--hard", want)
+        say(f"tree: {tree}: same series as {head[:12]} (same contents, messages "
+            "and authors); moved to its reproducible commit ids")
         return
     if git(tree, "merge-base", "--is-ancestor", head, want, check=False).returncode == 0:
         git(tree, "merge", "-q", "--ff-only", want)

@@ -110,3 +110,14 @@ class ExportTest(helpers.ProjectTestCase):
                                          "Signed-off-by: Sub Mitter <sub@example.org>"),
                         message)
         self.assertNotIn("Signed-off-by", git(self.work, "log", "--format=%B"))
+
+    def test_submission_options_never_rewrite_the_series(self):
+        before = {p.name: p.read_bytes() for p in self.target.patches.iterdir()}
+        proc = self.cli("export", "fake", "--tree", str(self.work), "--trailer",
+                        "Assisted-By: sometool")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        after = {p.name: p.read_bytes() for p in self.target.patches.iterdir()}
+        self.assertEqual(before, after)
+        copy = self.ctx.build / "export" / "fake"
+        self.assertIn("Assisted-By: sometool",
+                      (copy / "0001-Fix-the-driver.patch").read_text())

@@ -66,6 +66,31 @@ class PrepareTest(helpers.ProjectTestCase):
         self.assertEqual(git(work, "rev-parse", f"novaseries-backup-{mine[:12]}"), mine)
         self.assertNotEqual(git(work, "rev-parse", "HEAD"), mine)
 
+    def test_rerun_accepts_the_same_series_recommitted(self):
+        # Edit-then-export with no real change: the commits are the series
+        # but carry another committer and date.
+        self.make_series()
+        work = tree.prepare(self.ctx, self.target, self.tmp / "t")
+        want = git(work, "rev-parse", "HEAD")
+        import subprocess
+        subprocess.run(["git", "-C", str(work), "-c", "user.name=Dev", "-c",
+                        "user.email=dev@x", "commit", "-q", "--amend", "--no-edit",
+                        "--date=2001-01-01T00:00:00+0000"], check=True,
+                       env={**__import__("os").environ,
+                            "GIT_COMMITTER_DATE": "2002-02-02T00:00:00+0000"})
+        self.assertNotEqual(git(work, "rev-parse", "HEAD"), want)
+        proc = self.cli("prepare", "fake", "--dest", str(work))
+        self.assertEqual(proc.returncode, 1)  # the author date differs: not the same
+        subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard", want], check=True)
+        subprocess.run(["git", "-C", str(work), "-c", "user.name=Dev", "-c",
+                        "user.email=dev@x", "commit", "-q", "--amend", "--no-edit"],
+                       check=True)
+        self.assertNotEqual(git(work, "rev-parse", "HEAD"), want)
+        proc = self.cli("prepare", "fake", "--dest", str(work))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("same series", proc.stdout)
+        self.assertEqual(git(work, "rev-parse", "HEAD"), want)
+
     def test_rerun_refuses_with_uncommitted_changes(self):
         work = tree.prepare(self.ctx, self.target, self.tmp / "t")
         (work / "nova" / "virt" / "driver.py").write_text("edited\n")
