@@ -855,7 +855,7 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
     :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
-        default ``build/venvs/master-resolve``.
+        default ``build/venvs/master``.
     :param pattern: optional test id filter (``-k`` of unittest).
     :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
         end-to-end tests (default: detected from the tree).
@@ -866,8 +866,9 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
     build = pathlib.Path(build or default_build())
     t0 = time.monotonic()
     venv = ensure_venv(build)
-    nova_venv = pathlib.Path(nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
-                             or build / "venvs" / "master-resolve")
+    nova_venv = pathlib.Path(os.path.abspath(
+        nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
+        or build / "venvs" / "master"))
     python = nova_venv / "bin" / "python"
     if not python.exists():
         raise RealIronicError(f"no Nova test venv at {nova_venv}")
@@ -906,7 +907,7 @@ def main(argv=None):
     sub.add_parser("sweep", help="kill leftovers of killed runs")
     se = sub.add_parser("selftest", help="contract + end-to-end tests against real Ironic")
     se.add_argument("--tree", help="Nova tree with the series applied")
-    se.add_argument("--nova-venv", help="Nova test venv (default build/venvs/master-resolve)")
+    se.add_argument("--nova-venv", help="Nova test venv (default build/venvs/master)")
     se.add_argument("-k", dest="pattern", help="only tests matching this")
     se.add_argument("--expect", choices=("auto", "fixed", "bug"),
                     help="spawn() outcome the end-to-end tests require "
