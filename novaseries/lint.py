@@ -33,6 +33,9 @@ def lint_message(message):
         errors.append(f"summary is {len(summary)} characters (max {MAX})")
     elif len(summary) > SUMMARY_SOFT:
         warnings.append(f"summary is {len(summary)} characters (aim for {SUMMARY_SOFT})")
+    if summary.startswith("["):
+        errors.append("summary starts with '[': git am would strip it on the next "
+                      "prepare (write e.g. 'stable-only: ...' instead)")
     if summary.rstrip().endswith("."):
         warnings.append("summary ends with a period")
     if len(lines) > 1 and lines[1].strip():

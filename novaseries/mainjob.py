@@ -538,6 +538,15 @@ def _register():
         (('--tree',), dict(help='instead: judge this Nova tree (with the '
                            "series' fake Ironic) as a fixed tree")))
     def cmd_run(ctx, args):
+        unknown = [n for n in args.scenario if n not in EXPECTED]
+        if unknown:
+            raise HarnessError(f"unknown scenario {', '.join(unknown)} (known: "
+                               f"{', '.join(EXPECTED)})")
+        for spec in args.bench:
+            if not re.fullmatch(r"[1-9]\d*:\d+:\d+", spec) or \
+                    int(spec.split(':')[2]) > int(spec.split(':')[0]):
+                raise HarnessError(f"--bench {spec!r}: expected N:S:K with "
+                                   "N >= 1 builds, S spare nodes, K <= N torn down")
         if args.tree:
             return check_tree(ctx, args.tree, args.target, args.scenario,
                               args.json)

@@ -246,6 +246,7 @@ def functional_modules(tree, rev="HEAD"):
     """Functional test modules the series adds or touches up to ``rev``."""
     return test_modules(tree, rev, "nova/tests/functional")
 
+
 def run_flake8(venv, target, tree, rev, label):
     """``flake8 <python files touched by base..rev>`` from the tree root."""
     files = [f for f in changed_files(tree, rev) if f.endswith(".py")]

@@ -58,7 +58,9 @@ def check_tree(tree):
     if not (tree / ".git").exists():
         raise HarnessError(f"{tree} is not a prepared tree (run `novaseries prepare` first)")
     if git(tree, "rev-parse", "-q", "--verify", "refs/tags/base^{commit}", check=False).returncode:
-        raise HarnessError(f"{tree} has no `base` tag: not a tree made by novaseries prepare")
+        raise HarnessError(f"{tree} has no `base` tag: not a tree made by novaseries prepare, "
+                           "or one whose prepare was interrupted (then delete the folder "
+                           "and prepare again)")
 
 
 def create_base(target, dest, cache, downloader=sdist_mod.pip_download):
@@ -254,8 +256,15 @@ def prepare(ctx, target, dest=None, upto=None, force=False,
     Returns the tree path.  See the module docstring for the guarantees.
     """
     dest = pathlib.Path(dest or ctx.tree(target.name)).absolute()
+    if dest.exists() and not dest.is_dir():
+        raise HarnessError(f"--dest {dest} exists and is not a folder")
     if upto is None:
         patches, problem = target.series_status()
+        if problem and (target.patches / "series").is_file() and \
+                (target.patches / "series").read_text().split():
+            # The series names patches, but they cannot be read: an error,
+            # not an empty series.
+            raise HarnessError(problem)
         if problem:
             say(f"warning: {problem}; the tree will hold the pristine base only")
     else:

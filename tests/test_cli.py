@@ -43,6 +43,20 @@ class CliTest(helpers.ProjectTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("pristine base only", proc.stdout)
 
+    def test_prepare_refuses_a_series_naming_a_missing_patch(self):
+        with open(self.patches / "series", "a") as series:
+            series.write("0009-missing.patch\n")
+        proc = self.cli("prepare", "fake", "--dest", str(self.tmp / "t"))
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("0009-missing.patch", proc.stderr)
+        self.assertFalse((self.tmp / "t").exists())
+
+    def test_prepare_dest_that_is_a_file(self):
+        (self.tmp / "f").write_text("x")
+        proc = self.cli("prepare", "fake", "--dest", str(self.tmp / "f"))
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("is not a folder", proc.stderr)
+
     def test_bad_targets_file(self):
         (self.root / "targets" / "targets.toml").write_text("[targets.x]\nversion = '1'\n")
         with self.assertRaises(HarnessError) as caught:

@@ -23,6 +23,10 @@ class LintTest(unittest.TestCase):
         errors, _ = self.check(helpers.message("x" * 73))
         self.assertIn("summary is 73 characters (max 72)", errors)
 
+    def test_bracket_summary_refused(self):
+        errors, _ = self.check(helpers.message("[stable-only] Fix it"))
+        self.assertTrue(any("starts with '['" in e for e in errors), errors)
+
     def test_period_warning(self):
         self.assertIn("summary ends with a period",
                       self.check(helpers.message("Fix it."))[1])
