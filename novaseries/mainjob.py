@@ -280,18 +280,21 @@ def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
         lines = []
         thread = threading.Thread(target=_stream, args=(proc, label, lines))
         thread.start()
-        procs[label] = (proc, thread, out, log)
+        procs[label] = (proc, thread, out, log, lines)
     data = {}
-    for label, (proc, thread, out, log) in procs.items():
+    for label, (proc, thread, out, log, lines) in procs.items():
         rc = proc.wait()
         thread.join()
         log.close()
         if not out.exists():
+            # Nova's test fixtures send some output to stdout: keep both.
+            (outdir / f"{label}.stdout.log").write_text('\n'.join(lines))
             tail = (outdir / f"{label}.log").read_text(
-                errors='replace').splitlines()[-30:]
+                errors='replace').splitlines()[-20:]
             raise HarnessError(f"scenario runner for {label} failed (exit "
-                               f"{rc}); log: {outdir / (label + '.log')}",
-                               '\n'.join(tail))
+                               f"{rc}); logs: {outdir / (label + '.log')}, "
+                               f"{outdir / (label + '.stdout.log')}",
+                               '\n'.join(lines[-20:] + ['--- stderr:'] + tail))
         data[label] = json.loads(out.read_text())
     return data
 

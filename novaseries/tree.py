@@ -185,11 +185,10 @@ def expected_head(tree, patches):
 
 def _same_series(tree, head, want):
     """True if ``base..head`` and ``base..want`` are the same commits but for
-    their committer: same tree, messages, authors and author dates (so an
-    export of either writes the same patches)."""
-    if git(tree, "rev-parse", f"{head}^{{tree}}") != git(tree, "rev-parse", f"{want}^{{tree}}"):
-        return False
-    fmt = "--format=%an <%ae> %ad%n%B%x00"
+    their committer: commit by commit the same tree, message, author and
+    author date (so an export of either writes the same patches)."""
+    # %T: each commit's own tree, so a hunk moved between commits counts.
+    fmt = "--format=%T %an <%ae> %ad%n%B%x00"
     return git(tree, "log", fmt, f"base..{head}") == git(tree, "log", fmt, f"base..{want}")
 
 

@@ -91,6 +91,32 @@ class PrepareTest(helpers.ProjectTestCase):
         self.assertIn("same series", proc.stdout)
         self.assertEqual(git(work, "rev-parse", "HEAD"), want)
 
+    def test_rerun_keeps_a_hunk_moved_between_commits(self):
+        # Same final tree and messages, but the split differs: local work.
+        self.make_series()
+        work = tree.prepare(self.ctx, self.target, self.tmp / "t")
+        want = git(work, "rev-parse", "HEAD")
+        first, second = git(work, "rev-list", "--reverse", "base..HEAD").split()
+        import subprocess
+
+        def run(*args):
+            subprocess.run(["git", "-C", str(work), *args], check=True,
+                           capture_output=True)
+        # squash both commits' changes into the first, keep the second's
+        # message on an empty commit
+        run("reset", "-q", "--soft", "base")
+        run("-c", "user.name=Dev", "-c", "user.email=dev@x", "commit", "-q",
+            "-C", first)
+        run("-c", "user.name=Dev", "-c", "user.email=dev@x", "commit", "-q",
+            "--allow-empty", "-C", second)
+        mine = git(work, "rev-parse", "HEAD")
+        self.assertEqual(git(work, "rev-parse", "HEAD^{tree}"),
+                         git(work, "rev-parse", f"{want}^{{tree}}"))
+        proc = self.cli("prepare", "fake", "--dest", str(work))
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("commits that are not in the series", proc.stderr)
+        self.assertEqual(git(work, "rev-parse", "HEAD"), mine)
+
     def test_rerun_refuses_with_uncommitted_changes(self):
         work = tree.prepare(self.ctx, self.target, self.tmp / "t")
         (work / "nova" / "virt" / "driver.py").write_text("edited\n")
