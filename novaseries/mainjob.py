@@ -135,7 +135,6 @@ def one_call_per_poll(obs):
 
 one_call_per_poll.text = '1 Ironic call per poll'
 
-STUCK = [status('BUILD'), fault_has()]
 TORN = 'torn down or deleted outside of Nova'
 MISLEADING = fault_has('could not be found')
 

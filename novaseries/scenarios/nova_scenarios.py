@@ -17,6 +17,7 @@ Usage (what ``novaseries run`` does for each tree)::
 """
 
 import argparse
+import collections
 import json
 import os
 import random
@@ -402,8 +403,6 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
                 node=final['OS-EXT-SRV-ATTR:hypervisor_hostname'],
                 fault=(final.get('fault') or {}).get('message'))
         rec['first_node'] = first_node
-        rec['node_names'] = {n: self.ironic.get(n).name if self.ironic.get(
-            n) else None for n in self.node_ids}
         rec['nodes'] = [self._node_view(n) for n in self.node_ids]
         rec['first_node_history'] = [
             list(h) for h in self.ironic.history(first_node)]
@@ -546,15 +545,8 @@ class BenchTest(_Observe, test_ironic.IronicTestBase):
             'ironic_calls_per_build': round(
                 len(self.ironic.call_log) / max(1, self.N), 2),
             'healthy_calls_per_poll': healthy_calls,
-            'build_results': _count(self.watch.results),
+            'build_results': dict(collections.Counter(self.watch.results)),
         }
-
-
-def _count(items):
-    out = {}
-    for i in items:
-        out[i] = out.get(i, 0) + 1
-    return out
 
 
 def _healthy_calls_per_poll(log, victims):
