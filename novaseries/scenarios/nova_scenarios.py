@@ -18,9 +18,11 @@ Usage (what ``novaseries run`` does for each tree)::
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -30,8 +32,12 @@ import unittest
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 from nova.compute import manager as compute_manager  # noqa: E402
+from nova.compute import vm_states  # noqa: E402
 from nova import context as nova_context  # noqa: E402
+from nova import exception as nova_exception  # noqa: E402
 from nova import objects  # noqa: E402
+from nova.scheduler.client import report  # noqa: E402
+from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 from nova.tests.functional import test_ironic  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
@@ -49,31 +55,54 @@ class Scenario:
     :param title: one-line description for the table.
     :param nodes: Ironic nodes managed by the compute service.
     :param action: what happens during the first deploy: ``undeploy``,
-        ``maintenance-delete``, ``fail``, ``abort``, ``user-delete`` or None.
+        ``maintenance-delete``, ``fail``, ``abort``, ``reassociate``
+        (undeploy; once Ironic's tear-down is over another deploy claims the
+        node for another instance), ``user-delete`` (the runner's main
+        thread deletes the server as soon as it can), ``delete`` (the user's
+        delete lands right there, before the driver's next read),
+        ``undeploy-delete`` (undeploy, then that delete) or None.
     :param after_polls: the action runs right after the driver's Nth poll
-        of the first deploy.
+        of the first deploy (of the rebuild, for ``kind='rebuild'``).
+    :param then: more ``(polls, action)`` steps on the same node, after its
+        Nth poll (a step whose poll never comes does not run: see
+        ``hooks_fired`` in the observation).
+    :param delete_on_reschedule: after the action, the user deletes the
+        server at the moment the compute manager removes the build's
+        allocation (what it does right before handing a failed build back
+        to the conductor for a reschedule).
     :param deleting_reads: driver reads that observe the node in
         ``deleting`` (still associated, locked by the conductor) after an
         undeploy; 0 means the driver only sees the aftermath (association
         cleared, ``cleaning``/``available``).
     :param port: boot with a Neutron port (a VIF on the node).
     :param max_attempts: ``[scheduler] max_attempts``.
-    :param kind: ``build`` (boot and act during the deploy) or
-        ``rebuild-error`` (rebuild a server that is in ERROR).
+    :param api_max_retries: ``[ironic] api_max_retries`` (None: default).
+    :param settle_ironic: let Ironic's conductor finish its pending work
+        (``IronicFixture.settle``) before the nodes are recorded, for a
+        tear-down nobody polls to its end.
+    :param kind: ``build`` (boot and act during the deploy), ``rebuild``
+        (boot, then act during the rebuild of the ACTIVE server),
+        ``rebuild-error`` (rebuild a server that is in ERROR) or
+        ``recovery`` (a build, then the operator recovery steps).
     :param source: where the case comes from (bug report, control).
     """
 
     def __init__(self, name, title, nodes=1, action=None, after_polls=2,
                  deleting_reads=3, port=False, max_attempts=3, kind='build',
-                 source=''):
+                 source='', then=(), delete_on_reschedule=False,
+                 api_max_retries=None, settle_ironic=False):
         self.name = name
         self.title = title
         self.nodes = nodes
         self.action = action
         self.after_polls = after_polls
+        self.then = [list(step) for step in then]
+        self.delete_on_reschedule = delete_on_reschedule
         self.deleting_reads = deleting_reads
         self.port = port
         self.max_attempts = max_attempts
+        self.api_max_retries = api_max_retries
+        self.settle_ironic = settle_ironic
         self.kind = kind
         self.source = source
 
@@ -136,16 +165,63 @@ SCENARIOS = [
              'doc/operators.rst', action='undeploy', deleting_reads=0,
              max_attempts=1, kind='recovery',
              source='doc/operators.rst'),
+    # -- issue 12: the generic fault, destroy() and unplug_vifs()
+    Scenario('undeploy-reassociated', 'undeploy in wait call-back; another '
+             'deploy claims the node for another instance before the driver '
+             'looks (port, 1 node, max_attempts=1)', action='reassociate',
+             port=True, max_attempts=1,
+             source='issue 12: no other instance in the fault'),
+    Scenario('deleting-outlasts-retries', 'undeploy seen while `deleting`, '
+             'which lasts longer than [ironic] api_max_retries=2 polls '
+             '(1 node, max_attempts=1)', action='undeploy',
+             deleting_reads=10, max_attempts=1, api_max_retries=2,
+             settle_ironic=True,
+             source="issue 12: destroy() waits for Ironic's tear-down"),
+    Scenario('undeploy-deleting-reschedule', 'undeploy seen while '
+             '`deleting`, no port, an alternate node is free (the reschedule '
+             "must claim it despite Ironic's unique association)", nodes=2,
+             action='undeploy', deleting_reads=3,
+             source='issue 12: two nodes, no port'),
+    Scenario('rebuild-undeploy', 'undeploy in wait call-back during the '
+             'rebuild of an ACTIVE server', action='undeploy',
+             deleting_reads=1, kind='rebuild', settle_ironic=True,
+             source='issue 12: teardown during a rebuild'),
+    # -- issue 12: a user delete wins whenever it arrives during the build
+    Scenario('user-delete-after-teardown', 'undeploy, then the user deletes '
+             'the server before the driver notices (2 nodes)', nodes=2,
+             action='undeploy-delete', deleting_reads=1,
+             source='issue 12: user delete timings'),
+    Scenario('user-delete-at-teardown-poll', 'undeploy; the user deletes the '
+             'server right after the poll that sees the association cleared '
+             '(2 nodes)', nodes=2, action='undeploy', deleting_reads=0,
+             then=[(3, 'delete')], source='issue 12: user delete timings'),
+    Scenario('user-delete-during-destroy', "undeploy; the user deletes the "
+             "server while destroy() waits for Ironic's tear-down (2 nodes)",
+             nodes=2, action='undeploy', deleting_reads=6,
+             then=[(5, 'delete')], source='issue 12: user delete timings'),
+    Scenario('user-delete-on-reschedule', 'undeploy; the user deletes the '
+             'server as the compute manager hands the reschedule back (it '
+             'removes the allocation) (2 nodes)', nodes=2, action='undeploy',
+             deleting_reads=0, delete_on_reschedule=True,
+             source='issue 12: user delete timings'),
+    Scenario('rebuild-user-delete', 'the user deletes the server during the '
+             'rebuild of an ACTIVE server (after its 2nd poll)',
+             action='delete', kind='rebuild',
+             source='issue 12: user delete during a rebuild'),
 ]
+#: The instance another deploy claims the node for (``reassociate``).
+OTHER_INSTANCE = '0e7e4b0a-0000-4000-8000-0000000000ff'
 BY_NAME = {s.name: s for s in SCENARIOS}
 
 
 class _BuildWatch:
-    """Wraps ComputeManager._do_build_and_run_instance to see builds.
+    """Wraps ComputeManager._do_build_and_run_instance, rebuild_instance and
+    terminate_instance to see builds, rebuilds and deletes.
 
-    Records each attempt's result (``active``, ``rescheduled``, ``failed``)
-    and how many builds are running, so the runner knows when the compute
-    service is idle.
+    Records each build attempt's result (``active``, ``rescheduled``,
+    ``failed``), each rebuild's (``rebuilt``, ``rebuild-exception``) and
+    each delete's (``terminated``, ``terminate-exception``), and how many
+    are running, so the runner knows when the compute service is idle.
     """
 
     def __init__(self):
@@ -155,26 +231,49 @@ class _BuildWatch:
         self.last_change = time.monotonic()
 
     def install(self, test):
-        real = compute_manager.ComputeManager._do_build_and_run_instance
+        self._wrap(test, '_do_build_and_run_instance', None, 'exception')
+        self._wrap(test, 'rebuild_instance', 'rebuilt', 'rebuild-exception')
+        self._wrap(test, 'terminate_instance', 'terminated',
+                   'terminate-exception')
+
+    def _wrap(self, test, method, returned, raised):
+        real = getattr(compute_manager.ComputeManager, method)
         watch = self
 
         def wrapper(mgr, *args, **kwargs):
             with watch.lock:
                 watch.running += 1
                 watch.last_change = time.monotonic()
-            result = 'exception'
+            result = raised
             try:
-                result = real(mgr, *args, **kwargs)
-                return result
+                value = real(mgr, *args, **kwargs)
+                result = value if returned is None else returned
+                return value
             finally:
                 with watch.lock:
                     watch.running -= 1
                     watch.results.append(str(result))
                     watch.last_change = time.monotonic()
 
-        test.stub_out(
-            'nova.compute.manager.ComputeManager._do_build_and_run_instance',
-            wrapper)
+        test.stub_out('nova.compute.manager.ComputeManager.' + method,
+                      wrapper)
+
+    @contextlib.contextmanager
+    def busy(self):
+        """Count the body as running work (for the settle)."""
+        with self.lock:
+            self.running += 1
+            self.last_change = time.monotonic()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.running -= 1
+                self.last_change = time.monotonic()
+
+    def rebuilds_done(self):
+        with self.lock:
+            return sum(1 for r in self.results if r.startswith('rebuil'))
 
 
 class _Observe:
@@ -207,9 +306,63 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
         self.watch.install(self)
         self.flags(max_attempts=self.SCENARIO.max_attempts,
                    group='scheduler')
+        if self.SCENARIO.api_max_retries is not None:
+            self.flags(api_max_retries=self.SCENARIO.api_max_retries,
+                       group='ironic')
         for node_id in self.node_ids:
             self.ironic.configure_node(
                 node_id, deleting_reads=self.SCENARIO.deleting_reads)
+        self._watch_errors_and_faults()
+        if self.SCENARIO.delete_on_reschedule:
+            self._delete_on_reschedule()
+
+    def _watch_errors_and_faults(self):
+        """Record every save that puts an instance in ERROR and every
+        instance fault created, even those a delete later hides."""
+        self.error_saves = []
+        self.faults_created = []
+        real_save = objects.Instance.save
+
+        def save(instance, *args, **kwargs):
+            error = ('vm_state' in instance.obj_what_changed() and
+                     instance.vm_state == vm_states.ERROR)
+            real_save(instance, *args, **kwargs)
+            if error:
+                self.error_saves.append(instance.uuid)
+
+        self.stub_out('nova.objects.Instance.save', save)
+        real_fault = objects.InstanceFault.create
+
+        def create_fault(fault):
+            self.faults_created.append(
+                (fault.instance_uuid, fault.message))
+            return real_fault(fault)
+
+        self.stub_out('nova.objects.InstanceFault.create', create_fault)
+
+    def _delete_on_reschedule(self):
+        """Once the action ran, delete the server when the compute manager
+        removes its allocation (right before it hands a failed build back
+        to the conductor)."""
+        real = report.SchedulerReportClient.delete_allocation_for_instance
+        test = self
+
+        def delete_allocation(client, context, uuid, *args, **kwargs):
+            result = real(client, context, uuid, *args, **kwargs)
+            acted = getattr(test, '_acted', {})
+            if 'node' in acted and 'deleted_on_reschedule' not in acted:
+                acted['deleted_on_reschedule'] = True
+                acted.setdefault('fired', []).append(
+                    'delete (allocation removed)')
+                # This can run after _do_build_and_run_instance returned
+                # (34.0.0 removes a failed build's allocation then): the
+                # compute service is not idle until the delete is done.
+                with test.watch.busy():
+                    test.api.delete_server(uuid)
+            return result
+
+        self.stub_out('nova.scheduler.client.report.SchedulerReportClient.'
+                      'delete_allocation_for_instance', delete_allocation)
 
     # -- observation helpers
 
@@ -233,8 +386,15 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
                 idle = (self.watch.running == 0 and
                         now - self.watch.last_change > SETTLE_QUIET)
             final = server is None or server['status'] in ('ACTIVE', 'ERROR')
-            # A rebuild is not a build: the watch does not see it.
-            moving = server is not None and server['status'] == 'REBUILD'
+            # Before its rebuild_instance ran and returned, a REBUILD server
+            # is on its way (API, conductor); after it, REBUILD is final.
+            moving = (server is not None and server['status'] == 'REBUILD'
+                      and not self.watch.rebuilds_done())
+            # A delete the API accepted is on its way to the compute
+            # service (which runs it after the build); one that never ends
+            # is a "did not settle".
+            moving = moving or (server is not None and
+                                server['OS-EXT-STS:task_state'] == 'deleting')
             if idle and not moving and (
                     final or now - last_change > SETTLE_QUIET):
                 return server, True, now - start
@@ -255,6 +415,7 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
         if node is None:
             return {'id': node_id, 'deleted': True}
         return {
+            'history': [list(h) for h in self.ironic.history(node_id)],
             'id': node_id,
             'name': node.name,
             'provision_state': node.provision_state,
@@ -265,9 +426,12 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
             'maintenance': node.is_maintenance,
         }
 
-    def _act(self, node_id, server):
-        """Perform the scenario's action on the node being deployed."""
-        action = self.SCENARIO.action
+    def _act(self, action, node_id, server_id):
+        """Perform an action on the node being deployed.
+
+        Runs in the driver's thread, right after its poll, with the fake
+        Ironic's lock held: the driver's next read sees the effect.
+        """
         if action == 'undeploy':
             self.ironic.undeploy(node_id)
         elif action == 'maintenance-delete':
@@ -277,9 +441,57 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
             self.ironic.fail_deploy(node_id)
         elif action == 'abort':
             self.ironic.abort(node_id)
+        elif action == 'reassociate':
+            self.ironic.undeploy(node_id)
+            self.ironic.settle(node_id)
+            self.ironic.associate(node_id, OTHER_INSTANCE)
         elif action == 'user-delete':
-            # an API call: not from the fixture's hook thread
+            # the runner's main thread deletes it, whenever it gets to it
             self._user_delete.set()
+        elif action == 'delete':
+            # The API sets task_state DELETING at once and casts the
+            # terminate to the compute service, which waits for the build.
+            self.api.delete_server(server_id)
+        elif action == 'undeploy-delete':
+            self.ironic.undeploy(node_id)
+            self.api.delete_server(server_id)
+        else:
+            raise ValueError('unknown action %r' % action)
+
+    def _arm(self, node=None, server_id=None):
+        """Register the scenario's steps with the fake Ironic.
+
+        The first runs after ``after_polls`` polls of the first deploy
+        (or of ``node``'s); the steps of ``then`` after their polls of the
+        same node. Returns an Event set once the first step ran.
+        """
+        sc = self.SCENARIO
+        acted = self._acted
+        acted.setdefault('fired', [])
+        first_done = threading.Event()
+
+        def step(action, first):
+            def run(node_id):
+                if first:
+                    acted['node'] = node_id
+                    acted['calls'] = len(self.ironic.call_log)
+                    acted['at'] = time.monotonic()
+                    # the node carries the instance until its tear-down ends
+                    acted['server'] = server_id or \
+                        self.ironic.get(node_id).instance_id
+                    for polls, then in sc.then:
+                        self.ironic.after_polls(polls, step(then, False),
+                                                node=node_id)
+                acted['fired'].append('%s@%d' % (
+                    action, self.ironic.polls(node_id)))
+                self._act(action, node_id, acted['server'])
+                if first:
+                    first_done.set()
+            return run
+
+        self.ironic.after_polls(sc.after_polls, step(sc.action, True),
+                                node=node)
+        return first_done
 
     # -- the scenario
 
@@ -317,28 +529,44 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
             first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
             action_at = start
             self._acted = {'calls': 0, 'node': first_node}
+        elif sc.kind == 'rebuild':
+            # Rebuild an ACTIVE server; act during the rebuild's deploy.
+            server = self._boot_baremetal_server(networks=networks)
+            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+            self.ironic.reset_calls()
+            acted = self._acted = {}
+            done = self._arm(node=first_node, server_id=server['id'])
+            # NOTE: 2.92, not 2.93+: see rebuild-error above.
+            self.api.microversion = '2.92'
+            self.api.post_server_action(server['id'], {'rebuild': {
+                'imageRef': server['image']['id']}})
+            self.api.microversion = 'latest'
+            if not done.wait(SETTLE_TIMEOUT):
+                raise AssertionError('the rebuild was not polled %d times'
+                                     % sc.after_polls)
+            action_at = acted['at']
         else:
             self._user_delete = threading.Event()
             acted = self._acted = {}
-
-            def hook(node_id):
-                acted['node'] = node_id
-                acted['calls'] = len(self.ironic.call_log)
-                acted['at'] = time.monotonic()
-                self._act(node_id, server)
-
-            if sc.action:
-                self.ironic.after_polls(sc.after_polls, hook)
+            done = self._arm() if sc.action else None
             server = self._boot_baremetal_server(
                 networks=networks, expected_state='BUILD')
             if sc.action == 'user-delete':
                 self._user_delete.wait(SETTLE_TIMEOUT)
                 self.api.delete_server(server['id'])
-            first_node = self.ironic.wait_for_deploy(
-                server['id'], polls=sc.after_polls if sc.action else 0)
+            if done is None:
+                first_node = self.ironic.wait_for_deploy(server['id'])
+            elif done.wait(SETTLE_TIMEOUT):
+                # (the node may carry another instance by now)
+                first_node = acted['node']
+            else:
+                raise AssertionError('the deploy was not polled %d times'
+                                     % sc.after_polls)
             action_at = acted.get('at', time.monotonic())
         final, settled, waited = self._settle(server['id'])
         end = time.monotonic()
+        if sc.settle_ironic:
+            self.ironic.settle()
         self._record(sc, rec, server, final, settled, first_node,
                      action_at, end, port_id)
         if sc.kind == 'recovery':
@@ -389,7 +617,16 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
     def _record(self, sc, rec, server, final, settled, first_node,
                 action_at, end, port_id):
         sid = server['id']
+        rec['server_id'] = sid
         rec['settled'] = settled
+        # The fault a lost node must give, from this tree's IronicNodeLost
+        # (the fix's exception; absent on the reproducer tree).
+        lost = getattr(nova_exception, 'IronicNodeLost', None)
+        if lost is not None:
+            rec['lost_fault'] = lost.msg_fmt % {'node': first_node,
+                                                'instance': sid}
+            rec['lost_fault_fields'] = sorted(
+                set(re.findall(r'%\((\w+)\)', lost.msg_fmt)))
         rec['wall_seconds_after_action'] = round(end - action_at, 3)
         if final is None:
             rec.update(status='DELETED', vm_state=None, task_state=None,
@@ -425,9 +662,41 @@ class ScenarioTest(_Observe, test_ironic.IronicTestBase):
         after = log[self._acted.get('calls', len(log)):]
         rec['polls_after_action'] = sum(
             1 for c in after if c.method == 'nodes' and c.node is not None)
+        # What Nova sent to the first node after the action, reads aside.
+        rec['writes_after_action'] = [
+            c.method for c in after if c.node == first_node and
+            c.method not in ironic_fixture.READ_METHODS]
+        rec['hooks_fired'] = list(self._acted.get('fired', []))
+        if sc.action == 'reassociate':
+            rec['other_instance'] = OTHER_INSTANCE
+        rec['error_saves'] = self.error_saves.count(sid)
+        rec['faults_created'] = [m for u, m in self.faults_created
+                                 if u == sid]
+        rec['log'] = _log_lines(self.stdlog.logger.output)
+        rec['driver_warnings'] = [
+            line.split('] ', 1)[1] for line in rec['log']
+            if line.startswith('WARNING [nova.virt.ironic.driver]')]
         ctx = nova_context.get_admin_context()
         actions = objects.InstanceActionList.get_by_instance_uuid(ctx, sid)
         rec['instance_actions'] = [a.action for a in actions]
+
+
+#: The loggers whose lines an observation keeps (INFO and up).
+LOGGERS = ('nova.virt.ironic.driver', 'nova.compute.manager')
+_LOG_LINE = re.compile(r'^\S+ \S+ (INFO|WARNING|ERROR|CRITICAL) '
+                       r'\[(%s)\] (.*)$' % '|'.join(
+                           re.escape(n) for n in LOGGERS))
+
+
+def _log_lines(output):
+    """``LEVEL [logger] message`` of each INFO+ line of LOGGERS (first
+    line of each record; tracebacks are left out)."""
+    lines = []
+    for line in output.splitlines():
+        m = _LOG_LINE.match(line)
+        if m:
+            lines.append('%s [%s] %s' % m.groups())
+    return lines
 
 
 def _poll_stats(log, node_id):

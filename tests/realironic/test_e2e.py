@@ -7,9 +7,13 @@ held in ``wait call-back`` by the real conductor), an operator undeploys the
 node, or puts it in maintenance and deletes it, through the real API.
 
 * With the fix, spawn() fails with IronicNodeLost (an InstanceDeployFailure,
-  so the compute manager reschedules or errors the build), and destroy()
-  leaves the node ``available`` with no VIF, no instance_uuid and empty
-  instance_info (or, when it was deleted, does not fail).
+  so the compute manager reschedules or errors the build) whose message is
+  its generic text, e.g. "The bare metal node of instance <uuid> was torn
+  down or deleted outside of Nova during the deploy." (it becomes the
+  instance fault, which the server's owner reads); what Ironic showed is in
+  the compute log, at WARNING, from nova.virt.ironic.driver.  destroy() then leaves the node
+  ``available`` with no VIF, no instance_uuid and empty instance_info (or,
+  when it was deleted, does not fail).
 * Without it (the reproducer tree), spawn() raises InstanceNotFound: the bug.
 
 Two more cases that are not the bug, for both trees:
@@ -56,6 +60,7 @@ except ImportError as e:  # pragma: no cover
     _guard.skip_or_raise('Nova is needed', e)
 
 import os  # noqa: E402
+import re  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -165,7 +170,18 @@ class TestSpawnAgainstRealIronic(test.TestCase):
             time.monotonic() - t0, after, error))
         return result
 
-    def _assert_deploy_failed(self, result, reason):
+    def _driver_warnings(self):
+        """The WARNING lines nova.virt.ironic.driver logged so far."""
+        return [line for line in self.stdlog.logger.output.splitlines()
+                if ' WARNING [nova.virt.ironic.driver] ' in line]
+
+    def _assert_deploy_failed(self, result, logged):
+        """spawn() failed the way the tree under test must fail.
+
+        :param logged: regular expression (``{node}`` is the node's uuid)
+            that a WARNING line of nova.virt.ironic.driver must match on
+            the fixed tree: the reason, which is not in the message.
+        """
         error = result.get('error')
         if FIXED:
             self.assertTrue(hasattr(exception, 'IronicNodeLost'),
@@ -174,8 +190,24 @@ class TestSpawnAgainstRealIronic(test.TestCase):
             self.assertIsInstance(error, exception.IronicNodeLost, result)
             self.assertIsInstance(error, exception.InstanceDeployFailure)
             self.assertNotIsInstance(error, exception.InstanceNotFound)
-            self.assertIn(self.node, str(error))
-            self.assertIn(reason, str(error))
+            # The message becomes the instance fault: IronicNodeLost's
+            # generic text, which may only name our node and instance,
+            # nothing of what Ironic said.
+            fmt = exception.IronicNodeLost.msg_fmt
+            self.assertLessEqual(
+                set(re.findall(r'%\((\w+)\)', fmt)), {'node', 'instance'})
+            self.assertEqual(
+                fmt % {'node': self.node, 'instance': self.instance.uuid},
+                str(error))
+            self.assertIn(self.instance.uuid, str(error))
+            warnings = self._driver_warnings()
+            pattern = logged.format(node=re.escape(self.node))
+            self.assertTrue(
+                any(re.search(pattern, line) for line in warnings),
+                'no WARNING of nova.virt.ironic.driver matches %r: %s' % (
+                    pattern, warnings))
+            print('e2e: logged: %s' % [
+                line.split('] ', 1)[-1] for line in warnings])
         else:
             # the bug: the manager takes this as "the user deleted it"
             self.assertIsInstance(error, exception.InstanceNotFound, result)
@@ -187,14 +219,22 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.client.ok('PUT', '/nodes/%s/states/provision' % self.node,
                        {'target': 'deleted'})
         self._wait_spawn(thread, result, 'the undeploy')
-        self._assert_deploy_failed(result, 'torn down')
+        # seen while Ironic is still ``deleting``, or once it cleared the
+        # association
+        self._assert_deploy_failed(
+            result, r'Ironic node {node} (is being|was) torn down during '
+            r'the deploy')
         if not FIXED:
             self.client.wait_state(self.node, 'available')
             return
         # what the compute manager does next for a failed deploy
         t0 = time.monotonic()
         self.driver.destroy(self.ctx, self.instance, self.network_info)
-        print('destroy() returned after %.1f s' % (time.monotonic() - t0))
+        print('destroy() returned after %.1f s; %s' % (
+            time.monotonic() - t0,
+            'it waited for Ironic (no request)'
+            if 'Ironic tore down node %s' % self.node in
+            self.stdlog.logger.output else 'Ironic was done already'))
         node = self.client.wait_state(self.node, 'available', timeout=30)
         self.assertIsNone(node['instance_uuid'])
         self.assertEqual({}, node['instance_info'])
@@ -211,7 +251,8 @@ class TestSpawnAgainstRealIronic(test.TestCase):
                        {'reason': 'e2e'})
         self.client.ok('DELETE', '/nodes/%s' % self.node)
         self._wait_spawn(thread, result, 'the delete')
-        self._assert_deploy_failed(result, 'the node was deleted')
+        self._assert_deploy_failed(
+            result, r'Ironic node {node} was deleted during the deploy')
         if not FIXED:
             return
         # destroy() must cope with the node being gone
