@@ -122,29 +122,29 @@ def no_foreign_uuid(obs):
 no_foreign_uuid.text = 'no other instance in the fault'
 
 
-def log_has(*parts):
-    """The compute log (INFO and up of the driver and the compute manager)
-    has each of ``parts`` (formatted with the observation)."""
+def _log_check(parts, present):
+    """A ``detail`` check: the compute log (INFO and up of the driver and
+    the compute manager) has (``present``) or lacks each of ``parts``,
+    formatted with the observation."""
     def check(obs):
         log = '\n'.join(obs.get('log') or [])
-        missing = [p.format(**obs) for p in parts if p.format(**obs)
-                   not in log]
-        if missing:
-            return 'compute log lacks %r' % missing
-    check.text = 'log says ' + ', '.join(parts)
+        wrong = [p for p in (part.format(**obs) for part in parts)
+                 if (p in log) != present]
+        if wrong:
+            return 'compute log %s %r' % ('lacks' if present else 'has',
+                                          wrong)
+    check.text = ('log says ' if present else 'log does not say ') + \
+        ', '.join(parts)
     check.detail = True
     return check
+
+
+def log_has(*parts):
+    return _log_check(parts, True)
 
 
 def log_lacks(*parts):
-    def check(obs):
-        log = '\n'.join(obs.get('log') or [])
-        found = [p.format(**obs) for p in parts if p.format(**obs) in log]
-        if found:
-            return 'compute log has %r' % found
-    check.text = 'log does not say ' + ', '.join(parts)
-    check.detail = True
-    return check
+    return _log_check(parts, False)
 
 
 def fault_created(text):

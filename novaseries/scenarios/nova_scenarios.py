@@ -241,19 +241,15 @@ class _BuildWatch:
         watch = self
 
         def wrapper(mgr, *args, **kwargs):
-            with watch.lock:
-                watch.running += 1
-                watch.last_change = time.monotonic()
             result = raised
-            try:
-                value = real(mgr, *args, **kwargs)
-                result = value if returned is None else returned
-                return value
-            finally:
-                with watch.lock:
-                    watch.running -= 1
-                    watch.results.append(str(result))
-                    watch.last_change = time.monotonic()
+            with watch.busy():
+                try:
+                    value = real(mgr, *args, **kwargs)
+                    result = value if returned is None else returned
+                    return value
+                finally:
+                    with watch.lock:
+                        watch.results.append(str(result))
 
         test.stub_out('nova.compute.manager.ComputeManager.' + method,
                       wrapper)
