@@ -630,13 +630,18 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
     """Run the scenarios in one Nova tree of the user's and judge it as a
     fixed tree (e.g. a distribution's patched Nova).
 
-    The tree must contain the series' test fixtures (the fake Ironic and
-    ``nova/tests/functional/test_ironic.py``). Returns the exit status.
+    The tree must contain the series' test fixtures (both fake Ironic
+    commits: ``nova/tests/fixtures/ironic.py`` with its teardown controls
+    and ``nova/tests/functional/ironic/base.py``). Returns the exit status.
     """
     tree = pathlib.Path(tree).resolve()
-    if not (tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py').exists():
-        raise HarnessError(f"{tree} has no nova/tests/fixtures/ironic.py: "
-                           "apply at least the series' fake Ironic commit")
+    fixture = tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py'
+    if not (fixture.exists() and 'def after_polls' in fixture.read_text() and
+            (tree / 'nova' / 'tests' / 'functional' / 'ironic' /
+             'base.py').exists()):
+        raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "
+                           "controls: apply at least the series' first "
+                           "three commits")
     target = targets_mod.get(ctx, target_name)
     venv, _ = runner.ensure_venv(ctx, target)
     data = run_trees(ctx, target, venv, {'fixed': tree}, scenarios)

@@ -86,6 +86,7 @@ def nova_proxy(url, record=None):
 
 class RealBackend(scenarios.Backend):
     name = 'real Ironic'
+    real = True
     max_polls = 100000  # bounded by deadline() instead
 
     def __init__(self, service=None):
@@ -195,8 +196,6 @@ class FakeBackend(scenarios.Backend):
             fx.delete_node(node)
         elif action == 'maintenance':
             fx.set_maintenance(node, reason='contract test')
-        elif action == 'abort_sdk':
-            fx.proxy.set_node_provision_state(node, 'abort')
         elif action == 'abort':
             fx.abort(node)
         else:

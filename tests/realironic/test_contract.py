@@ -109,6 +109,11 @@ class TestRealIronic(testtools.TestCase):
 class TestFakeMatchesReal(testtools.TestCase):
     """IronicFixture answers like the real Ironic, step by step."""
 
+    def stub_out(self, old, new):
+        """What ``nova.test.TestCase.stub_out`` does (used by the fixture)."""
+        import fixtures
+        self.useFixture(fixtures.MonkeyPatch(old, new))
+
     def setUp(self):
         super().setUp()
         if ironic_fixture is None:
@@ -116,7 +121,8 @@ class TestFakeMatchesReal(testtools.TestCase):
                 raise FIXTURE_MISSING
             self.skipTest('nova.tests.fixtures.ironic is not in this tree: '
                           '%s' % FIXTURE_MISSING)
-        self.fixture = self.useFixture(ironic_fixture.IronicFixture())
+        self.fixture = self.useFixture(
+            ironic_fixture.IronicFixture(self, callback_reads=None))
 
 
 def _make_tests(scn):
