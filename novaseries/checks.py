@@ -1,6 +1,7 @@
 """``check-commits``: every commit of the series must stand on its own.
 
-For each commit of ``base..HEAD`` (oldest first) the commit message is
+For each commit of ``base..HEAD`` (oldest first; for a target stacked on
+another folder's series, its own commits only) the commit message is
 linted (:mod:`novaseries.lint`), then the commit is checked out in a
 separate detached worktree (``build/check/TARGET``; the user's tree is not
 touched) and the targeted tests and flake8 run there (:func:`runner.test_tree`).
@@ -35,7 +36,9 @@ def check_commits(ctx, target, tree, run_tests=True):
     """Lint every commit message and (unless ``run_tests`` is false) test every
     commit in a scratch worktree.  Returns a list of Outcomes."""
     tree_mod.check_tree(tree)
-    commits = tree_mod.series_commits(tree)
+    # The commits of the series a target stacks on (``below``) are checked
+    # by the target that owns them.
+    commits = tree_mod.series_commits(tree)[len(target.below_series()):]
     if not commits:
         return [runner.Outcome(f"{target.name} check-commits", failed=1,
                                note=f"{tree} has no commits since base")]

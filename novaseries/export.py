@@ -11,6 +11,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 import tempfile
 
 from novaseries import tree as tree_mod
@@ -49,7 +50,7 @@ def _format_patch(tree, rev_range, outdir):
     return sorted(pathlib.Path(outdir).glob("*.patch"))
 
 
-def _rewrite_with_bugs(tree, files, mapping, outdir):
+def _rewrite_with_bugs(tree, files, mapping, outdir, start="base"):
     """Re-apply ``files`` with placeholders replaced (contents, file names,
     messages) in a scratch worktree, and format-patch the result, so index
     lines and diffstats match the substituted contents."""
@@ -63,9 +64,42 @@ def _rewrite_with_bugs(tree, files, mapping, outdir):
             data = data.replace(placeholder.encode(), number.encode())
         new.write_bytes(data)
         rewritten.append(new)
-    with tree_mod.scratch_worktree(tree) as scratch:
+    with tree_mod.scratch_worktree(tree, start) as scratch:
         tree_mod.apply_series(scratch, rewritten)
-        return _format_patch(scratch, "base..HEAD", outdir)
+        return _format_patch(scratch, f"{start}..HEAD", outdir)
+
+
+def patch_id(text):
+    """``git patch-id --stable`` of a diff or commit text (None if empty)."""
+    proc = subprocess.run(["git", "patch-id", "--stable"], input=text, text=True,
+                          capture_output=True, env=git_env(), check=False)
+    return proc.stdout.split()[0] if proc.stdout.split() else None
+
+
+def below_commit(target, tree, commits):
+    """The last commit of the tree that belongs to the target's ``below``
+    series (``base`` without one): export starts after it.
+
+    Refuses (HarnessError) if those commits no longer match the ``below``
+    patches -- the edit belongs to the target that owns them, and exporting
+    this one would drop it.
+    """
+    below = target.below_series()
+    if not below:
+        return "base"
+    if len(commits) < len(below):
+        raise HarnessError(f"{tree} has {len(commits)} commits; target {target.name} "
+                           f"stacks on {len(below)} patches of {target.below}")
+    for commit, path in zip(commits, below):
+        shown = git(tree, "show", "--format=", commit)
+        if patch_id(shown) != patch_id(path.read_text()):
+            raise HarnessError(
+                f"{tree}: commit {commit[:12]} differs from {path} (below target "
+                f"{target.name}'s own patches); refusing to export, as that edit "
+                "would be lost",
+                f"Make the change in the tree of the target that owns {target.below} "
+                "and export it there.")
+    return commits[len(below) - 1]
 
 
 def signoff_trailer(tree):
@@ -105,17 +139,26 @@ def export(target, tree, out=None, bugs=None, signoff=False, trailers=()):
         raise HarnessError(f"{tree} has uncommitted changes; refusing to export "
                            "(commit them, or stash them, and export again)",
                            "\n".join(dirty[:30]))
-    if not tree_mod.series_commits(tree):
+    if not target.exportable:
+        raise HarnessError(f"target {target.name} is a combination of other targets' "
+                           "series and is not exported; export the targets that own "
+                           "its patches")
+    commits = tree_mod.series_commits(tree)
+    if not commits:
         raise HarnessError(f"{tree} has no commits since base: nothing to export")
+    start = below_commit(target, tree, commits)
     trailers = list(trailers or ())
     if signoff:
         trailers.append(signoff_trailer(tree))
     out = pathlib.Path(out or target.patches)
     work = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-export-"))
     try:
-        files = _format_patch(tree, "base..HEAD", work / "raw")
+        files = _format_patch(tree, f"{start}..HEAD", work / "raw")
+        if not files:
+            raise HarnessError(f"{tree} has no commits above its {target.below} "
+                               "patches: nothing to export")
         if bugs:
-            files = _rewrite_with_bugs(tree, files, bugs, work / "final")
+            files = _rewrite_with_bugs(tree, files, bugs, work / "final", start)
         add_trailers(files, trailers)
         names = _sync(files, out)
     finally:

@@ -127,11 +127,12 @@ def _recipe_digest(target, interpreter):
 
 
 def ensure_venv(ctx, target):
-    """Create or reuse ``build/venvs/TARGET``; return ``(path, seconds spent)``."""
+    """Create or reuse ``build/venvs/NAME`` (the target's ``venv``, by default
+    its name); return ``(path, seconds spent)``."""
     interpreter = find_interpreter(target.interpreter)
     if not target.pins.is_file():
         raise HarnessError(f"target {target.name}: pins file {target.pins} is missing")
-    venv = ctx.venv(target.name)
+    venv = ctx.venv(target.venv_name)
     digest = _recipe_digest(target, interpreter)
     marker = venv / MARKER
     reusable = marker.is_file() and (venv / "bin" / "python").exists()

@@ -1,7 +1,11 @@
 """Targets are data: ``targets/targets.toml`` describes each Nova release.
 
 A :class:`Target` carries everything the commands need; the series itself is
-read from the target's patches folder (quilt-style ``series`` file).
+read from the target's patches folder (quilt-style ``series`` file).  A
+target may stack its series on (part of) another folder's series
+(``below``/``below_upto``): a separate change that needs, say, the test
+fixture commits of the main series.  Its tree holds both; only its own
+patches are exported.
 """
 
 import dataclasses
@@ -34,6 +38,19 @@ class Target:
     #: True: a missing interpreter skips the target in ``ci`` (with a
     #: message), except under CI=true, where it is a failure.
     optional_interpreter: bool = False
+    #: Patches folder whose series (up to ``below_upto``; None: all of it)
+    #: is applied before this target's own series.
+    below: pathlib.Path = None
+    below_upto: str = None
+    #: Name of the venv (``build/venvs/NAME``); targets of one release share.
+    venv: str = ""
+    #: False: a combination only tested, never exported (its patches belong
+    #: to the targets of the folders it stacks).
+    exportable: bool = True
+
+    @property
+    def venv_name(self):
+        return self.venv or self.name
 
     @property
     def sdist_name(self):
@@ -41,37 +58,36 @@ class Target:
         return f"nova-{self.version}.tar.gz"
 
     def series(self):
-        """Patch files of the series, in order (list of Paths).
+        """Patch files to apply, in order: ``below_series()`` + ``own_series()``."""
+        return self.below_series() + self.own_series()
+
+    def below_series(self):
+        """The patches of ``below`` (up to ``below_upto``) this target stacks
+        on; [] for a target without ``below``."""
+        if self.below is None:
+            return []
+        patches = read_series(self.name, self.below)
+        if self.below_upto is None:
+            return patches
+        return _upto(patches, self.below_upto, f"{self.name}'s below_upto")
+
+    def own_series(self):
+        """Patch files of the target's own folder, in order (list of Paths).
 
         Raises HarnessError if the folder or its ``series`` file is missing or
         names a file that does not exist.  An empty series is allowed (and
         returns []); callers that need patches say so themselves.
         """
-        series_file = self.patches / "series"
-        if not self.patches.is_dir():
-            raise HarnessError(f"target {self.name}: patches folder {self.patches} is missing")
-        if not series_file.is_file():
-            raise HarnessError(f"target {self.name}: {series_file} is missing "
-                               "(one patch file name per line)")
-        patches = []
-        for line in series_file.read_text().splitlines():
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            path = self.patches / line.split()[0]
-            if not path.is_file():
-                raise HarnessError(f"target {self.name}: {series_file} names {line.split()[0]}, "
-                                   "which does not exist")
-            patches.append(path)
-        return patches
+        return read_series(self.name, self.patches)
 
     def series_status(self):
         """``(patches, problem)``: the series, or [] and a one-line reason."""
         try:
+            own = self.own_series()
             patches = self.series()
         except HarnessError as exc:
             return [], str(exc)
-        if not patches:
+        if not own:
             return [], f"target {self.name}: {self.patches / 'series'} lists no patches"
         return patches, ""
 
@@ -79,21 +95,48 @@ class Target:
         """The series up to and including the patch named ``upto``.
 
         ``upto`` is a file name, its number prefix (``0003``) or a unique
-        substring of a file name.  None means the whole series.
+        substring of a file name (of the target's own patches).  None means
+        the whole series.
         """
-        patches = self.series()
         if upto is None:
-            return patches
-        names = [p.name for p in patches]
-        matches = [i for i, n in enumerate(names)
-                   if n == upto or n.split("-", 1)[0] == upto.zfill(4)]
-        if not matches:
-            matches = [i for i, n in enumerate(names) if upto.lower() in n.lower()]
-        if len(matches) != 1:
-            what = "no patch" if not matches else f"{len(matches)} patches"
-            raise HarnessError(f"--upto {upto!r}: {what} of {self.name}'s series match "
-                               f"(series: {', '.join(names) or 'empty'})")
-        return patches[:matches[0] + 1]
+            return self.series()
+        return self.below_series() + _upto(self.own_series(), upto, "--upto")
+
+
+def _upto(patches, upto, what):
+    """``patches`` up to and including the one ``upto`` names."""
+    names = [p.name for p in patches]
+    matches = [i for i, n in enumerate(names)
+               if n == upto or n.split("-", 1)[0] == upto.zfill(4)]
+    if not matches:
+        matches = [i for i, n in enumerate(names) if upto.lower() in n.lower()]
+    if len(matches) != 1:
+        what_matches = "no patch" if not matches else f"{len(matches)} patches"
+        raise HarnessError(f"{what} {upto!r}: {what_matches} of the series match "
+                           f"(series: {', '.join(names) or 'empty'})")
+    return patches[:matches[0] + 1]
+
+
+def read_series(name, folder):
+    """The patch files a folder's ``series`` lists, in order (for target
+    ``name``'s messages); HarnessError if something is missing."""
+    series_file = folder / "series"
+    if not folder.is_dir():
+        raise HarnessError(f"target {name}: patches folder {folder} is missing")
+    if not series_file.is_file():
+        raise HarnessError(f"target {name}: {series_file} is missing "
+                           "(one patch file name per line)")
+    patches = []
+    for line in series_file.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        path = folder / line.split()[0]
+        if not path.is_file():
+            raise HarnessError(f"target {name}: {series_file} names {line.split()[0]}, "
+                               "which does not exist")
+        patches.append(path)
+    return patches
 
 
 def load(ctx, path=None):
@@ -130,6 +173,10 @@ def load(ctx, path=None):
             env={k: str(v) for k, v in merged["env"].items()},
             note=merged.get("note", ""),
             optional_interpreter=bool(merged.get("optional_interpreter", False)),
+            below=ctx.root / merged["below"] if merged.get("below") else None,
+            below_upto=merged.get("below_upto"),
+            venv=merged.get("venv", ""),
+            exportable=bool(merged.get("export", True)),
         )
     return targets
 

@@ -265,7 +265,9 @@ def prepare(ctx, target, dest=None, upto=None, force=False,
             # not an empty series.
             raise HarnessError(problem)
         if problem:
-            say(f"warning: {problem}; the tree will hold the pristine base only")
+            patches = target.below_series()
+            say(f"warning: {problem}; the tree will hold the pristine base"
+                + (f" and the {len(patches)} patches it stacks on" if patches else " only"))
     else:
         patches = target.select(upto)
     if dest.exists() and any(dest.iterdir()):
