@@ -6,7 +6,9 @@ Prepares two trees of the master target from its series:
   (the first patch that adds a test under
   ``nova/tests/functional/regressions/``): Nova as released, plus the test
   fixtures the series adds;
-* ``fixed``: the whole series;
+* ``fixed``: what a packager ships: target ``master-all``, the whole
+  series with the separate rebuild change (``patches/rebuild/master``,
+  bug KKKKKKK) stacked on it;
 
 then runs every scenario of ``scenarios/nova_scenarios.py`` in each tree, in
 Nova's functional-test environment (real API, conductor, scheduler,
@@ -229,6 +231,18 @@ def on_other_node(obs):
 on_other_node.text = 'on the alternate node'
 
 
+def rebuilt_with_new_image(obs):
+    """The first node carries the image the server was rebuilt with."""
+    node = next((n for n in obs.get('nodes') or []
+                 if n.get('id') == obs.get('first_node')), {})
+    if node.get('image_source') != obs.get('rebuild_image'):
+        return 'node image %s, not the rebuild image %s' % (
+            node.get('image_source'), obs.get('rebuild_image'))
+
+
+rebuilt_with_new_image.text = 'node redeployed with the new image'
+
+
 def rescheduled(expected):
     def check(obs):
         did = 'rescheduled' in obs.get('build_results', [])
@@ -424,6 +438,12 @@ EXPECTED = {
         'reproducer': [status('DELETED'),
                        fault_created('provisioning was aborted')],
         'fixed': [status('DELETED'), never_error, all_steps_fired, clean]},
+    # -- issue 14 (bug KKKKKKK, patches/rebuild/): the fixed tree is
+    #    master-all, the teardown series with the rebuild change on top
+    'rebuild-newest-microversion': {
+        'reproducer': [status('ERROR'), fault_has(
+            "Ironic doesn't support rebuilding volume backed instances")],
+        'fixed': [status('ACTIVE'), rebuilt_with_new_image, clean]},
 }
 for _exp in EXPECTED.values():
     _exp['fixed'].append(no_foreign_uuid)
@@ -523,15 +543,23 @@ def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
 
 
 def prepare_trees(ctx, target):
-    """Prepare build/run/{reproducer,fixed}; return {label: path}."""
+    """Prepare build/run/{reproducer,fixed}; return {label: path}.
+
+    reproducer: the target's series up to its reproducer commit; fixed:
+    everything a packager ships, i.e. target ``<target>-all`` (the series
+    with the separate changes stacked on it) if there is one, else the
+    whole series.
+    """
     repro = reproducer_patch(target)
+    fixed = targets_mod.load(ctx).get(f'{target.name}-all', target)
     base = ctx.build / 'run'
     trees = {}
-    for label, upto in (('reproducer', repro.name), ('fixed', None)):
+    for label, tgt, upto in (('reproducer', target, repro.name),
+                             ('fixed', fixed, None)):
         dest = base / label
-        say(f"tree {label}: series "
+        say(f"tree {label}: target {tgt.name}, series "
             f"{'up to ' + upto if upto else 'complete'}")
-        trees[label] = tree_mod.prepare(ctx, target, dest, upto, force=True)
+        trees[label] = tree_mod.prepare(ctx, tgt, dest, upto, force=True)
     return trees
 
 

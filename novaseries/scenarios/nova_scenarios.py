@@ -82,6 +82,8 @@ class Scenario:
         tear-down nobody polls to its end.
     :param kind: ``build`` (boot and act during the deploy), ``rebuild``
         (boot, then act during the rebuild of the ACTIVE server),
+        ``rebuild-newest`` (rebuild the ACTIVE server with another image
+        at the newest compute API microversion, bug KKKKKKK),
         ``rebuild-error`` (rebuild a server that is in ERROR) or
         ``recovery`` (a build, then the operator recovery steps).
     :param source: where the case comes from (bug report, control).
@@ -208,6 +210,11 @@ SCENARIOS = [
              'rebuild of an ACTIVE server (after its 2nd poll)',
              action='delete', kind='rebuild',
              source='issue 12: user delete during a rebuild'),
+    # -- issue 14: a separate bug (patches/rebuild/)
+    Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
+             'image-backed server with another image at the newest compute '
+             'API microversion (2.93+ asks to re-image a boot volume)',
+             kind='rebuild-newest', source='bug KKKKKKK (likely LP 2127017)'),
 ]
 #: The instance another deploy claims the node for (``reassociate``).
 OTHER_INSTANCE = '0e7e4b0a-0000-4000-8000-0000000000ff'
@@ -418,6 +425,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             'target_provision_state': node.target_provision_state,
             'instance_id': node.instance_id,
             'instance_info': bool(node.instance_info),
+            'image_source': (node.instance_info or {}).get('image_source'),
             'vifs': self.ironic.vifs(node_id),
             'maintenance': node.is_maintenance,
         }
@@ -525,6 +533,18 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
             action_at = start
             self._acted = {'calls': 0, 'node': first_node}
+        elif sc.kind == 'rebuild-newest':
+            # No pinned microversion: from 2.93 on the API asks the driver
+            # to re-image the boot volume, which an image-backed server
+            # does not have (bug KKKKKKK).
+            server = self._boot_baremetal_server(networks=networks)
+            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+            self.ironic.reset_calls()
+            self._acted = {'calls': 0, 'node': first_node}
+            action_at = time.monotonic()
+            rec['rebuild_image'] = self.glance.image2['id']
+            self.api.post_server_action(server['id'], {'rebuild': {
+                'imageRef': rec['rebuild_image']}})
         elif sc.kind == 'rebuild':
             # Rebuild an ACTIVE server; act during the rebuild's deploy.
             server = self._boot_baremetal_server(networks=networks)

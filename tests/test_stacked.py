@@ -1,0 +1,88 @@
+"""Stacked targets (``below``/``below_upto``): a separate change on part of
+another folder's series -- prepared with it, exported without it."""
+
+from novaseries import checks, export, targets, tree
+from novaseries.util import HarnessError, git
+from tests import helpers
+
+
+class StackedTargetTest(helpers.ProjectTestCase):
+
+    def setUp(self):
+        super().setUp()
+        # the main series: two patches in patches/fake
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)
+        export.export(self.target, work)
+        # the change stacked on its first patch: patches/change
+        self.change = self.root / "patches" / "change"
+        self.change.mkdir()
+        (self.change / "series").write_text("")
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + (
+            f'\n[targets.change]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            'pins = "pins/fake.txt"\npatches = "patches/change"\n'
+            'below = "patches/fake"\nbelow_upto = "0001"\nvenv = "fake"\n'
+            f'\n[targets.both]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            'pins = "pins/fake.txt"\npatches = "patches/change"\n'
+            'below = "patches/fake"\nexport = false\n'))
+        self.stacked = targets.get(self.ctx, "change")
+        self.work = tree.prepare(self.ctx, self.stacked, self.tmp / "change")
+        helpers.commit(self.work, {"nova/virt/other.py": "x = 1\n"},
+                       helpers.message("Add another thing"))
+
+    def test_series_is_below_then_own(self):
+        self.assertEqual(["0001-Fix-the-driver.patch"],
+                         [p.name for p in self.stacked.below_series()])
+        # prepared with the patch it stacks on
+        self.assertEqual(["Fix the driver", "Add another thing"],
+                         git(self.work, "log", "--reverse", "--format=%s",
+                             "base..HEAD").splitlines())
+        self.assertEqual("fake", self.stacked.venv_name)
+
+    def test_export_writes_only_own_commits(self):
+        export.export(self.stacked, self.work)
+        self.assertEqual("0001-Add-another-thing.patch\n",
+                         (self.change / "series").read_text())
+        # and it applies again on what it stacks on
+        fresh = tree.prepare(self.ctx, targets.get(self.ctx, "change"),
+                             self.tmp / "fresh")
+        self.assertEqual(2, len(tree.series_commits(fresh)))
+        both = tree.prepare(self.ctx, targets.get(self.ctx, "both"),
+                            self.tmp / "both")
+        self.assertEqual(["Fix the driver", "Add a regression test",
+                          "Add another thing"],
+                         git(both, "log", "--reverse", "--format=%s",
+                             "base..HEAD").splitlines())
+
+    def test_export_refuses_an_edit_below_and_loses_nothing(self):
+        git(self.work, "rebase", "-q", "--exec",
+            "git commit -q --amend --no-edit", "base")  # unchanged: fine
+        export.export(self.stacked, self.work)
+        before = (self.change / "series").read_text()
+        # edit the commit that belongs to patches/fake
+        git(self.work, "reset", "-q", "--hard", "base")
+        helpers.commit(self.work, {"nova/virt/driver.py": "edited\n"},
+                       helpers.message("Fix the driver"))
+        helpers.commit(self.work, {"nova/virt/other.py": "x = 1\n"},
+                       helpers.message("Add another thing"))
+        with self.assertRaises(HarnessError) as ctx:
+            export.export(self.stacked, self.work)
+        self.assertIn("differs from", str(ctx.exception))
+        self.assertIn("0001-Fix-the-driver.patch", str(ctx.exception))
+        self.assertEqual(before, (self.change / "series").read_text())
+
+    def test_combination_is_not_exported(self):
+        both = tree.prepare(self.ctx, targets.get(self.ctx, "both"),
+                            self.tmp / "both")
+        with self.assertRaises(HarnessError) as ctx:
+            export.export(targets.get(self.ctx, "both"), both)
+        self.assertIn("not exported", str(ctx.exception))
+
+    def test_check_commits_lints_only_own_commits(self):
+        outcomes = checks.check_commits(self.ctx, self.stacked, self.work,
+                                        run_tests=False)
+        self.assertEqual(["commit-msg"], [o.name.split()[0] for o in outcomes])
+        self.assertIn("Add another thing", outcomes[0].name)
