@@ -84,7 +84,7 @@ class Target:
         """``(patches, problem)``: the series, or [] and a one-line reason."""
         try:
             own = self.own_series()
-            patches = self.series()
+            patches = self.below_series() + own
         except HarnessError as exc:
             return [], str(exc)
         if not own:
