@@ -557,9 +557,9 @@ class RealIronic:
             msg += f"\n--- {self.run_dir}/console.log (tail) ---\n{console}"
         return msg
 
-    def _spawn(self, name, cmd, logfile):
+    def _spawn(self, name, cmd, logfile, env=None):
         with open(logfile, "ab") as out:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, env=env,
                                     stderr=subprocess.STDOUT, cwd=self.run_dir,
                                     start_new_session=True, preexec_fn=_die_with_parent(),
                                     close_fds=True)
@@ -579,18 +579,18 @@ class RealIronic:
     def stop(self, keep=None):
         """Stop ironic and the image server; idempotent.
 
-        SIGTERM to the ironic master (it stops its worker), wait up to 20 s,
-        then SIGKILL whatever is left in each process group.  Removes the run
-        directory unless ``keep`` (or the constructor's ``keep``).
+        In the reverse order of their start, SIGTERM to each server's leader
+        (the ironic master stops its worker), wait up to 20 s, then SIGKILL
+        whatever is left in its process group.  Removes the run directory
+        unless ``keep`` (or the constructor's ``keep``).
 
         :returns: seconds the stop took.
         """
         with self._lock:
             t0 = time.monotonic()
-            for name in ("ironic", "http"):
-                proc = self._procs.pop(name, None)
-                if proc is not None:
-                    _terminate_group(proc.pid, proc)
+            for name in reversed(list(self._procs)):
+                proc = self._procs.pop(name)
+                _terminate_group(proc.pid, proc)
             if self.run_dir is not None:
                 _ACTIVE.discard(str(self.run_dir))
             if self.run_dir is not None and self.run_dir.exists():
