@@ -7,6 +7,9 @@ plugins:
   on 127.0.0.1) and the end-to-end tests of the fixed driver against the
   real Ironic (``tests/realironic``, see doc/real-ironic.rst), run in the
   master target's venv on the master tree;
+* ``pike against Ironic 9.1.7``: ``tests/realironic/pike`` (pike's
+  driver end to end against the pike-era Ironic, ``novaseries.pikeironic``)
+  on the unpatched and the patched pike tree;
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
   fixed tree); each scenario the fixed tree gets right counts as passed.
 """
@@ -14,7 +17,7 @@ plugins:
 import json
 import re
 
-from novaseries import ci, mainjob, realironic, runner, targets as targets_mod
+from novaseries import ci, mainjob, pikeironic, realironic, runner, targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.util import say
 
@@ -76,5 +79,42 @@ def main_job_step(ctx):
                            "reproducer tree")]
 
 
+def pike_real_ironic_step(ctx):
+    """Run tests/realironic/pike against Ironic 9.1.7: on the unpatched pike
+    tree (the bug must show) and on the patched one; one Outcome per tree.
+
+    Skipped like the pike target when Python 2.7 is missing (a failure
+    under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
+    it).
+    """
+    target = targets_mod.get(ctx, "pike")
+    missing = ci._missing_interpreter(target)
+    if missing:
+        return [missing]
+    tree = tree_mod.prepare(ctx, target)
+    venv, _ = runner.ensure_venv(ctx, target)
+    log_dir = ctx.results("pike-realironic")
+    outcomes = []
+    with tree_mod.scratch_worktree(tree, "base",
+                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
+        results = pikeironic.selftest(
+            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
+            venv, build=ctx.build, log_dir=log_dir)
+    for label, rc, log_path in results:
+        text = log_path.read_text(errors="replace")
+        ran, failed, skipped = parse_unittest(text)
+        if rc and not failed:
+            failed = 1
+        if failed:
+            say("\n".join(text.strip().splitlines()[-40:]))
+        what = ("the bug shown" if label == "unpatched" else "the fix")
+        outcomes.append(runner.Outcome(
+            f"pike {label} tree vs Ironic {pikeironic.IRONIC_VERSION} end to end ({what})",
+            passed=ran - failed - skipped, failed=failed, skipped=skipped,
+            note=f"log: {log_path}"))
+    return outcomes
+
+
 ci.register_step("real Ironic", real_ironic_step, targets=["master"])
+ci.register_step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=["pike"])
 ci.register_step("main job", main_job_step, targets=["master"])

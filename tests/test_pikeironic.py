@@ -1,0 +1,138 @@
+"""novaseries.pikeironic: the fake Neutron, refusals before anything starts,
+and how the ci step counts the two end-to-end runs.
+
+Starting a real Ironic 9.1.7 takes RabbitMQ and a Python 2.7 venv: the ci
+step ``pike against Ironic 9.1.7`` does that; these tests do not.
+"""
+
+import json
+import pathlib
+import tempfile
+import unittest
+import urllib.error
+import urllib.request
+from unittest import mock
+
+from novaseries import cisteps, pikeironic, runner
+from novaseries.realironic import RealIronicError
+
+
+def _call(method, url, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+class FakeNeutronTest(unittest.TestCase):
+
+    def setUp(self):
+        self.neutron = pikeironic.FakeNeutron().start()
+        self.addCleanup(self.neutron.stop)
+
+    def test_cleaning_network_lookup(self):
+        status, body = _call("GET", self.neutron.url + "/v2.0/networks?id=%s&fields=id"
+                             % pikeironic.CLEANING_NETWORK)
+        self.assertEqual((200, [{"id": pikeironic.CLEANING_NETWORK}]),
+                         (status, body["networks"]))
+        # another network does not exist
+        status, body = _call("GET", self.neutron.url + "/v2.0/networks?id=other")
+        self.assertEqual((200, []), (status, body["networks"]))
+
+    def test_port_binding_is_kept_and_recorded(self):
+        url = self.neutron.url + "/v2.0/ports/vif-1"
+        status, body = _call("PUT", url, {"port": {"binding:host_id": "compute"}})
+        self.assertEqual(200, status)
+        self.assertEqual({"id": "vif-1", "binding:host_id": "compute"}, body["port"])
+        self.assertEqual("compute", _call("GET", url + ".json")[1]["port"]["binding:host_id"])
+        self.assertEqual([("PUT", "/v2.0/ports/vif-1"), ("GET", "/v2.0/ports/vif-1")],
+                         self.neutron.requests)
+
+    def test_anything_else_is_404(self):
+        self.assertEqual(404, _call("POST", self.neutron.url + "/v2.0/ports", {})[0])
+        self.assertEqual(404, _call("GET", self.neutron.url + "/v2.0/subnets")[0])
+
+    def test_loopback_only(self):
+        with self.assertRaises(RealIronicError):
+            pikeironic.FakeNeutron("192.0.2.1")
+
+
+class RefusalTest(unittest.TestCase):
+
+    def test_missing_rabbitmq_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pikeironic, "_tool_path", return_value=tmp):
+            self.assertEqual(["rabbitmq-server", "epmd"], pikeironic.missing_tools())
+            ironic = pikeironic.PikeIronic(pathlib.Path(tmp) / "venv",
+                                           pathlib.Path(tmp) / "runs")
+            with self.assertRaises(RealIronicError) as ctx:
+                ironic.start()
+        self.assertIn("rabbitmq-server, epmd not found", str(ctx.exception))
+        self.assertIn("apt-get install rabbitmq-server", str(ctx.exception))
+        self.assertIsNone(ironic.run_dir)  # nothing was started
+
+    def test_missing_venv_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pikeironic, "missing_tools", return_value=[]):
+            ironic = pikeironic.PikeIronic(pathlib.Path(tmp) / "venv",
+                                           pathlib.Path(tmp) / "runs")
+            with self.assertRaises(RealIronicError) as ctx:
+                ironic.start()
+        self.assertIn("python -m novaseries.pikeironic install", str(ctx.exception))
+
+
+class CiStepTest(unittest.TestCase):
+    """The step's outcomes come from each tree's unittest output."""
+
+    def _step(self, logs):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            results = []
+            for label, (rc, text) in logs.items():
+                path = tmp / f"{label}.log"
+                path.write_text(text)
+                results.append((label, rc, path))
+            ctx = mock.Mock(build=tmp)
+            ctx.results.return_value = tmp
+            with mock.patch.object(cisteps.targets_mod, "get"), \
+                    mock.patch.object(cisteps.ci, "_missing_interpreter", return_value=None), \
+                    mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
+                    mock.patch.object(cisteps.tree_mod, "scratch_worktree"), \
+                    mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(cisteps.pikeironic, "selftest",
+                                      return_value=results) as selftest, \
+                    mock.patch.object(cisteps, "say"):
+                outcomes = cisteps.pike_real_ironic_step(ctx)
+        runs = selftest.call_args[0][0]
+        self.assertEqual([("unpatched", "bug"), ("patched", "fixed")],
+                         [(label, expect) for label, _tree, expect in runs])
+        return outcomes
+
+    def test_both_trees_counted(self):
+        outcomes = self._step({
+            "unpatched": (0, "Ran 5 tests in 12.5s\n\nOK\n"),
+            "patched": (1, "Ran 5 tests in 12.5s\n\nFAILED (failures=2)\n")})
+        self.assertEqual([(5, 0), (3, 2)], [(o.passed, o.failed) for o in outcomes])
+        self.assertIn("unpatched", outcomes[0].name)
+        self.assertIn("patched", outcomes[1].name)
+
+    def test_a_run_that_crashed_is_a_failure(self):
+        outcomes = self._step({"unpatched": (1, "ImportError: no nova\n"),
+                               "patched": (0, "Ran 5 tests in 1s\n\nOK\n")})
+        self.assertEqual(1, outcomes[0].failed)
+
+    def test_missing_python27_is_reported_not_run(self):
+        skipped = runner.Outcome("pike: python2.7 missing", skipped=1)
+        with mock.patch.object(cisteps.targets_mod, "get"), \
+                mock.patch.object(cisteps.ci, "_missing_interpreter", return_value=skipped), \
+                mock.patch.object(cisteps.pikeironic, "selftest") as selftest:
+            self.assertEqual([skipped], cisteps.pike_real_ironic_step(mock.Mock()))
+        self.assertFalse(selftest.called)
+
+
+if __name__ == "__main__":
+    unittest.main()
