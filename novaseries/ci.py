@@ -21,6 +21,11 @@ from novaseries.util import HarnessError, find_interpreter, say
 #: Later jobs register themselves here: ``name -> callable(ctx) -> [Outcome]``.
 EXTRA_STEPS = {}
 
+#: Plugin modules that failed to import (``module -> reason``), filled by
+#: :func:`novaseries.cli.load_plugins`: each is a failure of ``ci``, since
+#: the steps it would have registered did not run.
+PLUGIN_ERRORS = {}
+
 
 def register_step(name, func, targets=None):
     """Add a ci step (run after the targets, in registration order).
@@ -133,6 +138,10 @@ def ci(ctx, names=None, self_test=True):
             outcomes += target_job(ctx, target, timings)
         except Exception as exc:  # report, count, go on with the next step
             outcomes.append(_failure(name, exc))
+    for module, reason in PLUGIN_ERRORS.items():
+        say(f"error: {reason}: its ci steps cannot run")
+        outcomes.append(runner.Outcome(f"plugin {module}", failed=1,
+                                       note=f"error: {reason}"))
     for step, func in EXTRA_STEPS.items():
         needs = getattr(func, "targets", None)
         if needs and (not set(needs) <= set(known) or

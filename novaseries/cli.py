@@ -14,8 +14,11 @@ from novaseries import __version__, checks, ci, export, runner, targets as targe
 from novaseries import tree as tree_mod
 from novaseries.util import Context, HarnessError, say
 
-#: Modules imported at start-up that call :func:`command`.
-PLUGINS = ["novaseries.mainjob", "novaseries.cisteps"]
+#: Modules imported at start-up that register commands (:func:`command`)
+#: or ci steps, with the commands each provides.  One that fails to import
+#: makes ``ci`` fail (:data:`novaseries.ci.PLUGIN_ERRORS`) and its commands
+#: answer with the reason.
+PLUGINS = {"novaseries.mainjob": ["run"], "novaseries.cisteps": []}
 
 COMMANDS = {}
 
@@ -151,14 +154,39 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    """Entry point; returns the exit status.  HarnessError -> one line, exit 1."""
-    for module in PLUGINS:
+def load_plugins(plugins=None):
+    """Import the plugin modules; record the failures in
+    :data:`novaseries.ci.PLUGIN_ERRORS` (``ci`` fails on any) and register
+    the commands of a failed plugin as commands that say why they are
+    unavailable."""
+    for module, commands in (plugins or PLUGINS).items():
+        if module in ci.PLUGIN_ERRORS:
+            continue
         try:
             importlib.import_module(module)
-        except Exception as exc:  # a broken plugin must not take the harness down
-            print(f"novaseries: warning: cannot load {module}: {exc!r}", file=sys.stderr)
-    args = build_parser().parse_args(argv)
+        except Exception as exc:  # one broken plugin must not take the others down
+            reason = f"{module} failed to load: {exc!r}"
+            ci.PLUGIN_ERRORS[module] = reason
+            print(f"novaseries: warning: {reason}", file=sys.stderr)
+            for name in commands:
+                if name not in COMMANDS:
+                    command(name, f"(unavailable: {reason})")(_unavailable(name, reason))
+
+
+def _unavailable(name, reason):
+    def func(ctx, args):
+        raise HarnessError(f"command {name!r} is unavailable: {reason}")
+    func.unavailable = True  # main() ignores the arguments it is given
+    return func
+
+
+def main(argv=None):
+    """Entry point; returns the exit status.  HarnessError -> one line, exit 1."""
+    load_plugins()
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args.func, "unavailable", False):
+        parser.parse_args(argv)  # argparse's own error for the extra arguments
     try:
         ctx = Context.create(args.root, args.build_dir, args.sdist_cache)
         return args.func(ctx, args)

@@ -160,13 +160,17 @@ def ensure_venv(build=None, root=None, log=print):
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
-    from novaseries.util import HarnessError, find_interpreter
+    from novaseries.util import HarnessError, file_lock, find_interpreter
     try:
         python = find_interpreter("python2.7")
     except HarnessError as exc:
         raise RealIronicError(str(exc)) from None
     venv = venv_dir(build)
-    pins = pins_file(root)
+    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
+        return _ensure_venv(venv, pins_file(root), python, log)
+
+
+def _ensure_venv(venv, pins, python, log):
     version = subprocess.run([python, "-c", "import sys; print(sys.version)"],
                              capture_output=True, text=True).stdout.strip()
     want = hashlib.sha256(pins.read_bytes() + version.encode()).hexdigest() + "\n"

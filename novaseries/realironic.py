@@ -102,8 +102,10 @@ def venv_dir(build=None):
 
 
 def _stamp(pins, python):
+    """sha256 of the pins and what the interpreter is (not where it is)."""
+    from novaseries.util import interpreter_identity
     digest = hashlib.sha256(pathlib.Path(pins).read_bytes()).hexdigest()
-    return f"{digest} {python}\n"
+    return f"{digest} {interpreter_identity(python)}\n"
 
 
 def _base_python(python=None):
@@ -122,9 +124,13 @@ def ensure_venv(build=None, root=None, python=None, log=print):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
+    from novaseries.util import file_lock
     venv = venv_dir(build)
-    pins = pins_file(root)
-    python = _base_python(python)
+    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
+        return _ensure_venv(venv, pins_file(root), _base_python(python), log)
+
+
+def _ensure_venv(venv, pins, python, log):
     stamp = venv / ".novaseries-stamp"
     want = _stamp(pins, python)
     if (venv / "bin" / "ironic").exists() and stamp.exists() and stamp.read_text() == want:

@@ -24,10 +24,11 @@ import sys
 import time
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import HarnessError, find_interpreter, git, run, say
+from novaseries.util import (HarnessError, file_lock, find_interpreter,
+                             interpreter_identity, git, run, say)
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
-RECIPE = "1"
+RECIPE = "2"
 MARKER = "novaseries-recipe.sha256"
 FUNCTIONAL_PATH = "./nova/tests/functional"
 #: Paths no unit test imports or reads: a commit touching only these cannot
@@ -117,23 +118,37 @@ def count(name, results, note=""):
     return outcome
 
 
-def _recipe_digest(target, interpreter):
+def _recipe_digest(target, identity):
+    """What the venv is made of: the pins, the Nova sdist, the venv tool and
+    pip arguments, and the interpreter's identity (implementation, version,
+    machine: :func:`~novaseries.util.interpreter_identity`), not its path,
+    so that a venv made by ``.ci/run`` (harness venv's Python) is reused by
+    ``python3 -m novaseries`` (the system's) and the other way round."""
     digest = hashlib.sha256()
     digest.update(target.pins.read_bytes())
     for part in (RECIPE, target.version, target.sha256, target.interpreter,
-                 str(interpreter), target.venv_tool, *target.pip_args):
+                 identity, target.venv_tool, *target.pip_args):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()
 
 
 def ensure_venv(ctx, target):
     """Create or reuse ``build/venvs/NAME`` (the target's ``venv``, by default
-    its name); return ``(path, seconds spent)``."""
+    its name); return ``(path, seconds spent)``.
+
+    Holds ``build/venvs/NAME.lock`` while it checks and builds: a second
+    command that needs the same venv waits for the first (and then reuses
+    what it built)."""
     interpreter = find_interpreter(target.interpreter)
     if not target.pins.is_file():
         raise HarnessError(f"target {target.name}: pins file {target.pins} is missing")
     venv = ctx.venv(target.venv_name)
-    digest = _recipe_digest(target, interpreter)
+    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
+        return _ensure_venv(ctx, target, interpreter, venv)
+
+
+def _ensure_venv(ctx, target, interpreter, venv):
+    digest = _recipe_digest(target, interpreter_identity(interpreter))
     marker = venv / MARKER
     reusable = marker.is_file() and (venv / "bin" / "python").exists()
     if reusable and marker.read_text().strip() == digest:

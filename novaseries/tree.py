@@ -14,7 +14,7 @@ import shutil
 import tempfile
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import BASE_DATE, HarnessError, git, say
+from novaseries.util import BASE_DATE, HarnessError, file_lock, git, say
 
 #: Paths Nova's test runs create inside a tree; never committed or exported.
 EXCLUDES = ("instances/", ".stestr/", "__pycache__/", "*.pyc")
@@ -253,8 +253,15 @@ def prepare(ctx, target, dest=None, upto=None, force=False,
     """Make ``dest`` (default build/trees/TARGET) = pristine sdist + series.
 
     Returns the tree path.  See the module docstring for the guarantees.
+    Holds ``<dest>.lock`` meanwhile: a second command preparing the same
+    tree waits for the first.
     """
     dest = pathlib.Path(dest or ctx.tree(target.name)).absolute()
+    with file_lock(dest.parent / f"{dest.name}.lock", f"tree {dest.name}"):
+        return _prepare(ctx, target, dest, upto, force, downloader)
+
+
+def _prepare(ctx, target, dest, upto, force, downloader):
     if dest.exists() and not dest.is_dir():
         raise HarnessError(f"--dest {dest} exists and is not a folder")
     if upto is None:

@@ -5,7 +5,9 @@ which hides the user's and the system's git configuration and sets a fixed
 identity, so commit ids and exported patches do not depend on the machine.
 """
 
+import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import os
 import pathlib
@@ -149,6 +151,57 @@ def sha256_file(path):
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def interpreter_identity(executable):
+    """What a venv made from ``executable`` depends on, without its path:
+    implementation, full version and machine, e.g. ``cpython 3.11.7
+    x86_64``.  A venv's interpreter and its base give the same answer.
+
+    :raises HarnessError: the interpreter does not run.
+    """
+    code = ("import platform, sys; print(sys.implementation.name if hasattr(sys, "
+            "'implementation') else 'cpython', platform.python_version(), "
+            "platform.machine())")
+    try:
+        proc = subprocess.run([str(executable), "-c", code], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise HarnessError(f"interpreter {executable} does not run: {exc}")
+    if proc.returncode != 0:
+        raise HarnessError(f"interpreter {executable} does not run: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+@contextlib.contextmanager
+def file_lock(path, what):
+    """Hold an exclusive ``flock`` on ``path`` (created) for the block.
+
+    If another process holds it, say so and wait: two commands on one
+    checkout that need the same venv or tree take turns instead of
+    building it together.  The lock goes with the process (no stale
+    lock files to clean up).
+    """
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            say(f"waiting for {what}: {path} is held by {holder}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} ({' '.join(sys.argv[:3])})\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def python_version(executable):

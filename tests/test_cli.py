@@ -112,3 +112,52 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertEqual(status, 1)
         self.assertEqual(out.getvalue().splitlines()[-1], "2 passed, 2 failed, 0 skipped")
         self.assertIn("RuntimeError: boom", out.getvalue())
+
+
+class BrokenPluginTest(helpers.ProjectTestCase):
+    """A plugin that fails to import fails ``ci`` and names itself; its
+    commands say why they are unavailable (a copy of the package whose
+    ``mainjob`` raises, run as a user would)."""
+
+    def setUp(self):
+        super().setUp()
+        import shutil
+        copy = self.tmp / "copy"
+        shutil.copytree(helpers.REPO / "novaseries", copy / "novaseries",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        (copy / "novaseries" / "mainjob.py").write_text(
+            'raise RuntimeError("mainjob is broken")\n')
+        self.copy = copy
+
+    def _cli(self, *args):
+        import os
+        import subprocess
+        import sys
+        # -S: no site-packages, whose editable install of the harness would
+        # win over PYTHONPATH (the harness needs only the standard library)
+        env = dict(os.environ, PYTHONPATH=str(self.copy),
+                   NOVASERIES_SDIST_CACHE=str(self.cache),
+                   NOVASERIES_BUILD=str(self.tmp / "build"))
+        return subprocess.run([sys.executable, "-S", "-m", "novaseries", "--root",
+                               str(self.root), *args], capture_output=True, text=True,
+                              env=env, stdin=subprocess.DEVNULL, cwd=str(self.tmp))
+
+    def test_ci_fails(self):
+        proc = self._cli("ci", "--no-self-tests", "--target", "fake")
+        self.assertEqual(1, proc.returncode, proc.stdout + proc.stderr)
+        self.assertIn("novaseries.mainjob failed to load: RuntimeError('mainjob is broken')",
+                      proc.stderr)
+        summary = proc.stdout.split("=== summary", 1)[1]
+        self.assertIn("FAIL plugin novaseries.mainjob", summary)
+        self.assertRegex(proc.stdout.strip().splitlines()[-1], r"^\d+ passed, [1-9]\d* failed")
+
+    def test_its_command_says_why(self):
+        proc = self._cli("run", "--scenario", "x")
+        self.assertEqual(1, proc.returncode)
+        self.assertIn("error: command 'run' is unavailable: novaseries.mainjob failed to "
+                      "load: RuntimeError('mainjob is broken')", proc.stderr)
+
+    def test_other_commands_still_work(self):
+        proc = self._cli("targets")
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn("fake", proc.stdout)

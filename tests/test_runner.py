@@ -1,6 +1,10 @@
 """Result parsing, selections, venv recipe and the test environment."""
 
+import pathlib
+import shutil
+import tempfile
 import unittest
+from unittest import mock
 
 from novaseries import runner, tree
 from tests import helpers
@@ -77,9 +81,77 @@ class TreeSelectionTest(helpers.ProjectTestCase):
         self.assertTrue(env["PATH"].startswith(str(self.tmp / "venv" / "bin")))
 
     def test_recipe_digest_follows_pins(self):
-        one = runner._recipe_digest(self.target, "/usr/bin/python3.11")
+        one = runner._recipe_digest(self.target, "cpython 3.11.7 x86_64")
         (self.root / "pins" / "fake.txt").write_text("six==1.17.0\n")
-        self.assertNotEqual(one, runner._recipe_digest(self.target, "/usr/bin/python3.11"))
+        self.assertNotEqual(one, runner._recipe_digest(self.target, "cpython 3.11.7 x86_64"))
+
+    def test_recipe_does_not_depend_on_the_interpreters_path(self):
+        """The harness venv's Python (``.ci/run``) and the Python it was made
+        from (``python3 -m novaseries``) give one recipe; another version
+        does not."""
+        import sys
+        from novaseries import util
+        base = pathlib.Path(sys.base_prefix) / "bin" / pathlib.Path(sys.executable).name
+        if not base.exists() or base.resolve() == pathlib.Path(sys.executable).resolve() \
+                and sys.prefix == sys.base_prefix:
+            # not in a venv: make one, whose python is another path
+            venv = self.tmp / "venv"
+            util.run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+            other = venv / "bin" / "python"
+        else:
+            other = base
+        here, there = (util.interpreter_identity(p) for p in (sys.executable, other))
+        self.assertEqual(here, there)
+        self.assertRegex(here, r"^cpython 3\.11\.\d+ \S+$")
+        self.assertNotIn("/", here)
+        self.assertNotEqual(runner._recipe_digest(self.target, here),
+                            runner._recipe_digest(self.target, "cpython 2.7.18 x86_64"))
+
+
+class FileLockTest(unittest.TestCase):
+    """Two commands needing one venv take turns."""
+
+    def test_second_holder_waits_for_the_first(self):
+        import subprocess
+        import sys
+        import threading
+        from novaseries import util
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        lock = tmp / "venvs" / "master.lock"
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys; from novaseries import util\n"
+             "with util.file_lock(sys.argv[1], 'venv master'):\n"
+             "    print('held', flush=True); sys.stdin.readline()\n",
+             str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=str(helpers.REPO))
+        self.addCleanup(child.kill)
+        self.assertEqual("held\n", child.stdout.readline())
+        acquired, waiting, said = threading.Event(), threading.Event(), []
+
+        def say(message):
+            said.append(message)
+            waiting.set()
+
+        def second():
+            with util.file_lock(lock, "venv master"):
+                acquired.set()
+
+        with mock.patch.object(util, "say", say):
+            thread = threading.Thread(target=second, daemon=True)
+            thread.start()
+            # it says that it waits, and waits while the child holds the lock
+            self.assertTrue(waiting.wait(10))
+            self.assertFalse(acquired.is_set())
+        self.assertEqual(1, len(said))
+        self.assertIn("waiting for venv master", said[0])
+        self.assertIn(f"held by pid {child.pid}", said[0])
+        child.stdin.write("\n")
+        child.stdin.flush()
+        self.assertTrue(acquired.wait(10))
+        thread.join(10)
+        self.assertEqual(0, child.wait(10))
 
     def test_real_targets_file_loads(self):
         from novaseries import targets, util
