@@ -72,7 +72,7 @@ def main_job_step(ctx):
     fixed = data["fixed"]["scenarios"]
     wrong = sum(1 for obs in fixed if obs.get("problems"))
     shown = sum(1 for obs in data["reproducer"]["scenarios"]
-                if obs.get("verdict") == "bug reproduced")
+                if obs.get("verdict", "").startswith("bug reproduced"))
     return [runner.Outcome("main job: scenarios right on the fixed tree",
                            passed=len(fixed) - wrong, failed=wrong,
                            note=f"bug shown in {shown} scenarios on the "
@@ -103,14 +103,14 @@ def pike_real_ironic_step(ctx):
     for label, rc, log_path in results:
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = parse_unittest(text)
-        if rc and not failed:
-            failed = 1
+        if (rc or not ran) and not failed:
+            failed = 1  # a crash, or a run that found no test
         if failed:
             say("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")
         outcomes.append(runner.Outcome(
             f"pike {label} tree vs Ironic {pikeironic.IRONIC_VERSION} end to end ({what})",
-            passed=ran - failed - skipped, failed=failed, skipped=skipped,
+            passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
             note=f"log: {log_path}"))
     return outcomes
 

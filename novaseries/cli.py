@@ -147,7 +147,9 @@ def build_parser():
                         "a verified file there is used instead of downloading")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (help_text, func) in COMMANDS.items():
-        child = sub.add_parser(name, help=help_text, description=help_text)
+        child = sub.add_parser(name, help=help_text, description=help_text,
+                               epilog=getattr(func, "epilog", None),
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
         for flags, kwargs in getattr(func, "arguments", ()):
             child.add_argument(*flags, **kwargs)
         child.set_defaults(func=func)
@@ -198,3 +200,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("novaseries: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `novaseries run --list | head`
+        sys.stdout = None
+        return 0

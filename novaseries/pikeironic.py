@@ -304,6 +304,7 @@ class PikeIronic(realironic.RealIronic):
         self.image_md5 = None
         self.amqp_port = None
         self.neutron = None
+        self._logs = {}  # server name -> its log file
 
     def start(self):
         missing = missing_tools()
@@ -363,7 +364,7 @@ class PikeIronic(realironic.RealIronic):
                              "-port", str(epmd_port)], rabbit / "epmd.log", env=env)
         self._spawn("rabbitmq", [shutil.which("rabbitmq-server", path=env["PATH"])],
                     rabbit / "console.log", env=env)
-        self._wait("RabbitMQ", lambda: _port_open(host, self.amqp_port), "rabbitmq",
+        self._wait("RabbitMQ", lambda: _port_open(host, self.amqp_port),
                    rabbit / "console.log")
 
         conf = run / "ironic.conf"
@@ -389,9 +390,9 @@ class PikeIronic(realironic.RealIronic):
                     run / "conductor.console.log")
         self._spawn("ironic", [self._bin("ironic-api"), *conf_args], run / "console.log")
         self._wait(f"ironic-api on {self.url} with a fake-hardware conductor",
-                   self._conductor_ready, "ironic", run / "ironic.log")
+                   self._conductor_ready, run / "ironic.log")
         self._wait(f"the image server on {self.image_url}",
-                   lambda: realironic._http_status(self.image_url, "HEAD") == 200, "http",
+                   lambda: realironic._http_status(self.image_url, "HEAD") == 200,
                    run / "http.log")
         self.start_seconds = time.monotonic() - t0
         self.log(f"pikeironic: ironic {IRONIC_VERSION} {self.url} up in "
@@ -408,17 +409,27 @@ class PikeIronic(realironic.RealIronic):
             return False
         return any(d.get("name") == "fake-hardware" for d in drivers)
 
-    def _wait(self, what, ready, proc_name, logfile, timeout=None):
+    def _wait(self, what, ready, logfile, timeout=None):
+        """Poll ``ready()`` until true; fail when a server exits (with the
+        tail of that server's log) or after ``timeout`` (with ``logfile``'s).
+        """
         deadline = time.monotonic() + (timeout or self.start_timeout)
         while not ready():
             exited = [name for name, p in self._procs.items() if p.poll() is not None]
             if exited or time.monotonic() > deadline:
                 why = (f"{', '.join(exited)} exited" if exited
                        else f"no answer in {timeout or self.start_timeout:.0f} s")
+                logs = [self._logs[name] for name in exited] or [logfile]
+                tails = "".join(f"--- {log} (tail) ---\n{realironic.log_tail(log)}\n"
+                                for log in logs)
                 raise RealIronicError(
                     f"cannot start Ironic {IRONIC_VERSION}: waiting for {what}: {why}.\n"
-                    f"--- {logfile} (tail) ---\n{realironic.log_tail(logfile)}")
+                    + tails)
             time.sleep(0.1)
+
+    def _spawn(self, name, cmd, logfile, env=None):
+        self._logs[name] = logfile
+        return super()._spawn(name, cmd, logfile, env)
 
     def stop(self, keep=None):
         """Stop the servers (reverse start order) and the fake Neutron."""
@@ -428,14 +439,13 @@ class PikeIronic(realironic.RealIronic):
         return spent
 
 
-def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout, pattern=None):
+def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout):
     """Start one PikeIronic; run ``tests/realironic/pike`` once per tree.
 
     :param runs: ``[(label, tree, expect)]``: a pike Nova tree and what the
         tests must see there (``fixed`` or ``bug``).
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes.
-    :param pattern: optional ``-k`` filter.
     :returns: ``[(label, returncode, log path)]``.
     :raises RealIronicError: the Ironic venv, RabbitMQ or Ironic itself
         could not be set up or started.
@@ -463,8 +473,6 @@ def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout, pattern=
                 "PATH": f"{python.parent}{os.pathsep}{env.get('PATH', '')}"})
             cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", str(tests),
                    "-t", str(tests)]
-            if pattern:
-                cmd += ["-p", f"*{pattern}*"]
             log_path = log_dir / f"{label}.log"
             print(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}",
                   file=out, flush=True)

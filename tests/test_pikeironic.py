@@ -125,6 +125,12 @@ class CiStepTest(unittest.TestCase):
                                "patched": (0, "Ran 5 tests in 1s\n\nOK\n")})
         self.assertEqual(1, outcomes[0].failed)
 
+    def test_a_run_without_tests_is_a_failure(self):
+        # Python 2.7's unittest exits 0 when discovery finds nothing
+        outcomes = self._step({"unpatched": (0, "Ran 0 tests in 0.000s\n\nOK\n"),
+                               "patched": (0, "Ran 5 tests in 1s\n\nOK\n")})
+        self.assertEqual([(0, 1), (5, 0)], [(o.passed, o.failed) for o in outcomes])
+
     def test_missing_python27_is_reported_not_run(self):
         skipped = runner.Outcome("pike: python2.7 missing", skipped=1)
         with mock.patch.object(cisteps.targets_mod, "get"), \

@@ -7,8 +7,9 @@ reproducer commit, or whole). It uses that tree's functional-test framework
 (``nova.tests.functional.ironic.base.IronicTestBase``: real API, conductor,
 scheduler, placement and compute services, the real ``IronicDriver`` and the
 ``IronicFixture`` fake Ironic that the series adds), runs each scenario once
-and writes what it observed as JSON. It records; it does not judge: the
-expected outcomes live in ``novaseries.mainjob``.
+and writes what it observed as JSON (the keys: ``scenario_table.OBSERVATION``).
+It records; it does not judge: the scenarios and the expected outcomes are
+defined in ``scenario_table.py`` next to it.
 
 Usage (what ``novaseries run`` does for each tree)::
 
@@ -41,184 +42,15 @@ from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
+# The scenario table lives next to this file (sys.path[0] when it runs as a
+# script); standard library only.
+from scenario_table import BY_NAME, OTHER_INSTANCE, SCENARIOS  # noqa: E402
+
 #: How long a scenario may take to settle, in seconds (wall clock).
 SETTLE_TIMEOUT = 30.0
 #: A server is settled when nothing changed for this long (seconds) and no
 #: build is running.
 SETTLE_QUIET = 0.6
-
-
-class Scenario:
-    """One named case of the matrix.
-
-    :param name: short identifier (used on the command line and in JSON).
-    :param title: one-line description for the table.
-    :param nodes: Ironic nodes managed by the compute service.
-    :param action: what happens during the first deploy: ``undeploy``,
-        ``maintenance-delete``, ``fail``, ``abort``, ``reassociate``
-        (undeploy; once Ironic's tear-down is over another deploy claims the
-        node for another instance), ``user-delete`` (the runner's main
-        thread deletes the server as soon as it can), ``delete`` (the user's
-        delete lands right there, before the driver's next read),
-        ``undeploy-delete`` (undeploy, then that delete) or None.
-    :param after_polls: the action runs right after the driver's Nth poll
-        of the first deploy (of the rebuild, for ``kind='rebuild'``).
-    :param then: more ``(polls, action)`` steps on the same node, after its
-        Nth poll (a step whose poll never comes does not run: see
-        ``hooks_fired`` in the observation).
-    :param delete_on_reschedule: after the action, the user deletes the
-        server at the moment the compute manager removes the build's
-        allocation (what it does right before handing a failed build back
-        to the conductor for a reschedule).
-    :param deleting_reads: driver reads that observe the node in
-        ``deleting`` (still associated, locked by the conductor) after an
-        undeploy; 0 means the driver only sees the aftermath (association
-        cleared, ``cleaning``/``available``).
-    :param port: boot with a Neutron port (a VIF on the node).
-    :param max_attempts: ``[scheduler] max_attempts``.
-    :param api_max_retries: ``[ironic] api_max_retries`` (None: default).
-    :param settle_ironic: let Ironic's conductor finish its pending work
-        (``IronicFixture.settle``) before the nodes are recorded, for a
-        tear-down nobody polls to its end.
-    :param kind: ``build`` (boot and act during the deploy), ``rebuild``
-        (boot, then act during the rebuild of the ACTIVE server),
-        ``rebuild-newest`` (rebuild the ACTIVE server with another image
-        at the newest compute API microversion, bug KKKKKKK),
-        ``rebuild-error`` (rebuild a server that is in ERROR) or
-        ``recovery`` (a build, then the operator recovery steps).
-    :param source: where the case comes from (bug report, control).
-    """
-
-    def __init__(self, name, title, nodes=1, action=None, after_polls=2,
-                 deleting_reads=3, port=False, max_attempts=3, kind='build',
-                 source='', then=(), delete_on_reschedule=False,
-                 api_max_retries=None, settle_ironic=False):
-        self.name = name
-        self.title = title
-        self.nodes = nodes
-        self.action = action
-        self.after_polls = after_polls
-        self.then = [list(step) for step in then]
-        self.delete_on_reschedule = delete_on_reschedule
-        self.deleting_reads = deleting_reads
-        self.port = port
-        self.max_attempts = max_attempts
-        self.api_max_retries = api_max_retries
-        self.settle_ironic = settle_ironic
-        self.kind = kind
-        self.source = source
-
-    def describe(self):
-        return dict(vars(self))
-
-
-SCENARIOS = [
-    Scenario('undeploy-deleting', 'undeploy in wait call-back, seen while '
-             '`deleting` (1 node, max_attempts=1)',
-             action='undeploy', deleting_reads=3, max_attempts=1,
-             source='the bug, case (a)'),
-    Scenario('undeploy-deleting-port', 'same, server with a port (VIF '
-             'detach hits 409 node locked)', action='undeploy',
-             deleting_reads=3, port=True, max_attempts=1,
-             source='the bug, case (a) with a port'),
-    Scenario('undeploy-cleared', 'undeploy in wait call-back, seen only '
-             'after the association is cleared (1 node, max_attempts=1)',
-             action='undeploy', deleting_reads=0, max_attempts=1,
-             source='the bug, case (b)'),
-    Scenario('maintenance-delete', 'maintenance + node delete during the '
-             'deploy (1 node, max_attempts=1)', action='maintenance-delete',
-             max_attempts=1, source='the bug, delete variant (c)'),
-    Scenario('undeploy-no-alternate', 'undeploy seen while `deleting`, one '
-             'node, default retries (no alternate: ERROR)',
-             action='undeploy', deleting_reads=3, port=True,
-             source='the bug: no alternate host'),
-    Scenario('undeploy-reschedule', 'undeploy seen while `deleting`, an '
-             'alternate node is free (reschedule)', nodes=2,
-             action='undeploy', deleting_reads=3, port=True,
-             source='the bug: alternate host'),
-    Scenario('undeploy-cleared-reschedule', 'undeploy seen after the '
-             'association is cleared, alternate node free', nodes=2,
-             action='undeploy', deleting_reads=0,
-             source='the bug: alternate host'),
-    Scenario('maintenance-delete-reschedule', 'maintenance + node delete, '
-             'alternate node free', nodes=2, action='maintenance-delete',
-             source='the bug: alternate host'),
-    Scenario('deploy-failed', 'control: deploy failed in Ironic (1 node, '
-             'max_attempts=1)', action='fail', max_attempts=1,
-             source='control'),
-    Scenario('deploy-failed-reschedule', 'control: deploy failed, '
-             'alternate node free', nodes=2, action='fail',
-             source='control'),
-    Scenario('abort', 'control: operator abort in wait call-back (deploy '
-             'failed), 1 node, max_attempts=1', action='abort',
-             max_attempts=1, source='control'),
-    Scenario('user-delete', 'control: user deletes the server during the '
-             'deploy (LP 1455000)', action='user-delete',
-             source='LP 1455000'),
-    Scenario('user-delete-alternate', 'user delete during the deploy, '
-             'alternate node free (no reschedule, no leak)', nodes=2,
-             action='user-delete', source='user-delete sibling bug'),
-    Scenario('normal-build', 'control: a normal build', action=None,
-             source='control'),
-    Scenario('rebuild-error', 'control: rebuild of a server in ERROR '
-             '(LP 1735009)', kind='rebuild-error', source='LP 1735009'),
-    Scenario('stuck-recovery', 'undeploy seen after the association is '
-             'cleared, then the operator recovery steps of '
-             'doc/operators.rst', action='undeploy', deleting_reads=0,
-             max_attempts=1, kind='recovery',
-             source='doc/operators.rst'),
-    # -- issue 12: the generic fault, destroy() and unplug_vifs()
-    Scenario('undeploy-reassociated', 'undeploy in wait call-back; another '
-             'deploy claims the node for another instance before the driver '
-             'looks (port, 1 node, max_attempts=1)', action='reassociate',
-             port=True, max_attempts=1,
-             source='issue 12: no other instance in the fault'),
-    Scenario('deleting-outlasts-retries', 'undeploy seen while `deleting`, '
-             'which lasts longer than [ironic] api_max_retries=2 polls '
-             '(1 node, max_attempts=1)', action='undeploy',
-             deleting_reads=10, max_attempts=1, api_max_retries=2,
-             settle_ironic=True,
-             source="issue 12: destroy() waits for Ironic's tear-down"),
-    Scenario('undeploy-deleting-reschedule', 'undeploy seen while '
-             '`deleting`, no port, an alternate node is free (the reschedule '
-             "must claim it despite Ironic's unique association)", nodes=2,
-             action='undeploy', deleting_reads=3,
-             source='issue 12: two nodes, no port'),
-    Scenario('rebuild-undeploy', 'undeploy in wait call-back during the '
-             'rebuild of an ACTIVE server', action='undeploy',
-             deleting_reads=1, kind='rebuild', settle_ironic=True,
-             source='issue 12: teardown during a rebuild'),
-    # -- issue 12: a user delete wins whenever it arrives during the build
-    Scenario('user-delete-after-teardown', 'undeploy, then the user deletes '
-             'the server before the driver notices (2 nodes)', nodes=2,
-             action='undeploy-delete', deleting_reads=1,
-             source='issue 12: user delete timings'),
-    Scenario('user-delete-at-teardown-poll', 'undeploy; the user deletes the '
-             'server right after the poll that sees the association cleared '
-             '(2 nodes)', nodes=2, action='undeploy', deleting_reads=0,
-             then=[(3, 'delete')], source='issue 12: user delete timings'),
-    Scenario('user-delete-during-destroy', "undeploy; the user deletes the "
-             "server while destroy() waits for Ironic's tear-down (2 nodes)",
-             nodes=2, action='undeploy', deleting_reads=6,
-             then=[(5, 'delete')], source='issue 12: user delete timings'),
-    Scenario('user-delete-on-reschedule', 'undeploy; the user deletes the '
-             'server as the compute manager hands the reschedule back (it '
-             'removes the allocation) (2 nodes)', nodes=2, action='undeploy',
-             deleting_reads=0, delete_on_reschedule=True,
-             source='issue 12: user delete timings'),
-    Scenario('rebuild-user-delete', 'the user deletes the server during the '
-             'rebuild of an ACTIVE server (after its 2nd poll)',
-             action='delete', kind='rebuild',
-             source='issue 12: user delete during a rebuild'),
-    # -- issue 14: a separate bug (patches/rebuild/)
-    Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
-             'image-backed server with another image at the newest compute '
-             'API microversion (2.93+ asks to re-image a boot volume)',
-             kind='rebuild-newest', source='bug KKKKKKK (likely LP 2127017)'),
-]
-#: The instance another deploy claims the node for (``reassociate``).
-OTHER_INSTANCE = '0e7e4b0a-0000-4000-8000-0000000000ff'
-BY_NAME = {s.name: s for s in SCENARIOS}
 
 
 class _BuildWatch:

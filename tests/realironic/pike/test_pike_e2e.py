@@ -428,8 +428,18 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         node = self.operator.node(self.node)
         self.assertEqual(other, node['instance_uuid'])
         self.assertEqual(IMAGE_URL, node['instance_info']['image_source'])
+        vifs = self._vifs()
         print('e2e-pike: node %s claimed by another instance: VIFs %s' % (
-            self.node, self._vifs()))
+            self.node, vifs))
+        # Ironic 9.1 left the VIF on the node; neither tree touches a node
+        # another instance has, the patched one says what is left.
+        self.assertEqual([self.vif_id], vifs)
+        if FIXED:
+            self.assertIn("The instance's VIFs %s, if still attached to Ironic "
+                          "node %s, are left there: the node is now "
+                          "associated with instance %s." % (
+                              self.vif_id, self.node, other),
+                          self.stdlog.logger.output)
 
     def test_rebuild_undeploy_in_wait_callback(self):
         """A rebuild of an ACTIVE server: the node is undeployed while the
