@@ -12,7 +12,7 @@ no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
 
 from novaseries import lint, runner
 from novaseries import tree as tree_mod
-from novaseries.util import git, say
+from novaseries.util import LOG, git, say
 
 
 def lint_commits(tree, commits):
@@ -43,7 +43,7 @@ def check_commits(ctx, target, tree, run_tests=True):
         return [runner.Outcome(f"{target.name} check-commits", failed=1,
                                note=f"{tree} has no commits since base")]
     if tree_mod.status(tree):
-        say(f"warning: {tree} has uncommitted changes; only commits are checked")
+        LOG.warning(f"warning: {tree} has uncommitted changes; only commits are checked")
     say(f"check-commits: {len(commits)} commits in {tree}")
     outcomes = lint_commits(tree, commits)
     if not run_tests:

@@ -16,7 +16,7 @@ import unittest
 
 from novaseries import checks, runner, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.util import HarnessError, find_interpreter, say
+from novaseries.util import LOG, HarnessError, find_interpreter, say
 
 #: Later jobs register themselves here: ``name -> callable(ctx) -> [Outcome]``.
 EXTRA_STEPS = {}
@@ -83,11 +83,11 @@ def target_job(ctx, target, timings):
 def _failure(name, exc):
     """Print an error of a ci step and return it as one failed Outcome."""
     if isinstance(exc, HarnessError):
-        say(f"error: {exc}")
+        LOG.error(f"error: {exc}")
         if exc.details:
-            say(exc.details)
+            LOG.error(exc.details)
     else:
-        say(traceback.format_exc())
+        LOG.error(traceback.format_exc())
     return runner.Outcome(name, failed=1, note=f"error: {exc}")
 
 
@@ -104,7 +104,8 @@ def _missing_interpreter(target):
         find_interpreter(target.interpreter)
     except HarnessError as exc:
         under_ci = os.environ.get("CI", "").lower() == "true"
-        say(f"{'error' if under_ci else 'warning'}: {exc}: target {target.name} "
+        (LOG.error if under_ci else LOG.warning)(
+            f"{'error' if under_ci else 'warning'}: {exc}: target {target.name} "
             f"{'cannot run under CI=true' if under_ci else 'skipped'}")
         return runner.Outcome(f"{target.name}: {target.interpreter} missing",
                               failed=int(under_ci), skipped=int(not under_ci),
@@ -139,7 +140,7 @@ def ci(ctx, names=None, self_test=True):
         except Exception as exc:  # report, count, go on with the next step
             outcomes.append(_failure(name, exc))
     for module, reason in PLUGIN_ERRORS.items():
-        say(f"error: {reason}: its ci steps cannot run")
+        LOG.error(f"error: {reason}: its ci steps cannot run")
         outcomes.append(runner.Outcome(f"plugin {module}", failed=1,
                                        note=f"error: {reason}"))
     for step, func in EXTRA_STEPS.items():
@@ -154,11 +155,13 @@ def ci(ctx, names=None, self_test=True):
         except Exception as exc:  # report, count, go on
             outcomes.append(_failure(step, exc))
         timings.append((step, time.monotonic() - t0))
-    say("\n=== summary")
+    # The results, printed whatever the log level.
+    print("\n=== summary")
     for outcome in outcomes:
-        say(outcome.line())
+        print(outcome.line())
     for what, seconds in timings:
-        say(f"time: {what}: {seconds:.0f} s")
-    say(f"time: total: {time.monotonic() - start:.0f} s")
-    say(runner.totals_line(outcomes))
+        print(f"time: {what}: {seconds:.0f} s")
+    print(f"time: total: {time.monotonic() - start:.0f} s")
+    # CI reads this last line.
+    print(runner.totals_line(outcomes), flush=True)
     return 1 if runner.totals(outcomes)[1] else 0

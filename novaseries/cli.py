@@ -12,7 +12,7 @@ import sys
 
 from novaseries import __version__, checks, ci, export, runner, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.util import Context, HarnessError, say
+from novaseries.util import Context, HarnessError, say, setup_logging
 
 #: Modules imported at start-up that register commands (:func:`command`)
 #: or ci steps, with the commands each provides.  One that fails to import
@@ -47,10 +47,10 @@ def _target(ctx, args):
 
 
 def _report(outcomes):
-    say("\n=== summary")
+    print("\n=== summary")
     for outcome in outcomes:
-        say(outcome.line())
-    say(runner.totals_line(outcomes))
+        print(outcome.line())
+    print(runner.totals_line(outcomes), flush=True)
     return 1 if runner.totals(outcomes)[1] else 0
 
 
@@ -64,7 +64,7 @@ def cmd_targets(ctx, args):
         patches, problem = target.series_status()
         state = "enabled" if target.enabled else f"not enabled: {target.note or '-'}"
         series = f"{len(patches)} patches" if patches else problem
-        say(f"{name:8} nova {target.version:8} {target.interpreter:10} {state}; {series}")
+        print(f"{name:8} nova {target.version:8} {target.interpreter:10} {state}; {series}")
     return 0
 
 
@@ -141,6 +141,10 @@ def build_parser():
         prog="novaseries", description="Materialise, test and export a patch series "
         "against pinned Nova releases.")
     parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more output (debug lines)")
+    parser.add_argument("-q", "--quiet", action="count", default=0,
+                        help="only warnings, errors and the results")
     parser.add_argument("--root", help="project root (default: found from the cwd)")
     parser.add_argument("--build-dir", help="scratch folder (default: ROOT/build)")
     parser.add_argument("--sdist-cache", help="sdist cache (default: BUILD/sdists); "
@@ -189,6 +193,7 @@ def main(argv=None):
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args.func, "unavailable", False):
         parser.parse_args(argv)  # argparse's own error for the extra arguments
+    setup_logging(args.verbose - args.quiet)
     try:
         ctx = Context.create(args.root, args.build_dir, args.sdist_cache)
         return args.func(ctx, args)

@@ -198,9 +198,86 @@ def test_env(target, venv, tree):
     return env
 
 
-def run_stestr(target, venv, tree, filters, outdir, label, test_path=None):
+#: Seconds between two progress lines of a running stestr.
+PROGRESS_EVERY = 15.0
+
+#: subunit v2 status values (the low 3 bits of a packet's flags) of a test
+#: that has ended: success, uxsuccess, skip, fail, xfail.
+_ENDED = {3: "passed", 4: "failed", 5: "skipped", 6: "failed", 7: "passed"}
+
+
+class SubunitCounter:
+    """Counts ended tests in a subunit v2 byte stream fed in pieces.
+
+    Reads only each packet's header: the signature byte 0xB3, two flag
+    bytes (status in the low 3 bits) and the packet's total length (a
+    1-4 byte varint whose top two bits give its size), then skips the
+    packet.  ``counts``: ``{"passed": n, "failed": n, "skipped": n}``.
+    """
+
+    def __init__(self):
+        self.counts = {"passed": 0, "failed": 0, "skipped": 0}
+        self._buffer = b""
+
+    @property
+    def done(self):
+        return sum(self.counts.values())
+
+    def feed(self, data):
+        buf = self._buffer + data
+        pos = 0
+        while True:
+            start = buf.find(b"\xb3", pos)
+            if start < 0 or len(buf) - start < 4:
+                pos = len(buf) if start < 0 else start
+                break
+            size = 1 << (buf[start + 3] >> 6)
+            if len(buf) - start < 3 + size:
+                pos = start
+                break
+            length = buf[start + 3] & 0x3F
+            for byte in buf[start + 4:start + 3 + size]:
+                length = (length << 8) | byte
+            if length < 4 + size or len(buf) - start < length:
+                if length < 4 + size:  # not a packet: resynchronise
+                    pos = start + 1
+                    continue
+                pos = start
+                break
+            status = buf[start + 2] & 0x07
+            if status in _ENDED:
+                self.counts[_ENDED[status]] += 1
+            pos = start + length
+        self._buffer = buf[pos:]
+
+
+def _watch_progress(path, proc, label, every=PROGRESS_EVERY, clock=time.monotonic,
+                    wait=None):
+    """While ``proc`` runs, say every ``every`` seconds how many tests of
+    the subunit stream at ``path`` have ended.  Returns the counter."""
+    counter = SubunitCounter()
+    start = clock()
+    wait = wait or (lambda: proc.wait(timeout=every))
+    with open(path, "rb") as stream:
+        while True:
+            try:
+                wait()
+                finished = True
+            except subprocess.TimeoutExpired:
+                finished = False
+            counter.feed(stream.read())
+            if finished:
+                return counter
+            c = counter.counts
+            say(f"  [{label}] {counter.done} tests done ({c['failed']} failed, "
+                f"{c['skipped']} skipped), {clock() - start:.0f} s")
+
+
+def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None):
     """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
-    and a note (non-empty when stestr itself failed)."""
+    and a note (non-empty when stestr itself failed).  Says how many tests
+    have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
+    ``[<progress or label>] ...``."""
     outdir.mkdir(parents=True, exist_ok=True)
     stream, errlog = outdir / f"{label}.subunit", outdir / f"{label}.stderr.log"
     cmd = [venv / "bin" / "stestr"]
@@ -209,8 +286,10 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None):
     cmd += ["run", "--subunit", *filters]
     env = test_env(target, venv, tree)
     with open(stream, "wb") as out, open(errlog, "wb") as err:
-        rc = subprocess.run([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
-                            stderr=err, stdin=subprocess.DEVNULL).returncode
+        proc = subprocess.Popen([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
+                                stderr=err, stdin=subprocess.DEVNULL)
+        _watch_progress(stream, proc, progress or label)
+        rc = proc.returncode
     with open(stream, "rb") as data:
         proc = subprocess.run([str(venv / "bin" / "subunit2csv"), "--no-passthrough"],
                               stdin=data, capture_output=True, env=env)
@@ -299,7 +378,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit=""):
     else:
         filters = unit_filters(target, tree, rev)
         say(f"[{label}] unit: stestr run {' '.join(filters)}")
-        results, note = run_stestr(target, venv, tree, filters, outdir, "unit")
+        results, note = run_stestr(target, venv, tree, filters, outdir, "unit",
+                                   progress=f"{label} unit")
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
@@ -308,7 +388,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit=""):
         say(f"[{label}] functional: {', '.join(modules)}")
         filters = [re.escape(m) + r"\." for m in modules]
         results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
-                                   test_path=FUNCTIONAL_PATH)
+                                   test_path=FUNCTIONAL_PATH, progress=f"{label} functional")
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))

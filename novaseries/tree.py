@@ -14,7 +14,7 @@ import shutil
 import tempfile
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import BASE_DATE, HarnessError, file_lock, git, say
+from novaseries.util import BASE_DATE, LOG, HarnessError, file_lock, git, say
 
 #: Paths Nova's test runs create inside a tree; never committed or exported.
 EXCLUDES = ("instances/", ".stestr/", "__pycache__/", "*.pyc")
@@ -273,8 +273,8 @@ def _prepare(ctx, target, dest, upto, force, downloader):
             raise HarnessError(problem)
         if problem:
             patches = target.below_series()
-            say(f"warning: {problem}; the tree will hold the pristine base"
-                + (f" and the {len(patches)} patches it stacks on" if patches else " only"))
+            stacked = f" and the {len(patches)} patches it stacks on" if patches else " only"
+            LOG.warning(f"warning: {problem}; the tree will hold the pristine base{stacked}")
     else:
         patches = target.select(upto)
     if dest.exists() and any(dest.iterdir()):

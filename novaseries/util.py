@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import logging
 import os
 import pathlib
 import subprocess
@@ -83,13 +84,51 @@ def find_root():
 
 
 #: Set by the harness's own tests to silence progress lines.
-QUIET = False
+#: The harness's logger; its progress lines are INFO records.  The CLI
+#: sends them to stdout (:func:`setup_logging`; ``-q`` keeps WARNING and
+#: up, ``-v`` adds DEBUG).  Without that set-up (the harness's own tests)
+#: only warnings reach stderr, through logging's last-resort handler.
+LOG = logging.getLogger("novaseries")
 
 
 def say(message=""):
-    """Print a progress line (stdout, flushed so it interleaves with children)."""
-    if not QUIET:
-        print(message, flush=True)
+    """Log a progress line (INFO on :data:`LOG`)."""
+    LOG.info(message)
+
+
+class _FlushingHandler(logging.StreamHandler):
+    """Writes to the stream that ``sys.stdout`` is at emit time (so that a
+    test's ``redirect_stdout`` is honoured), flushed per record so that it
+    interleaves with the output of child processes."""
+
+    def __init__(self, stream=None):
+        super().__init__(stream)
+        self._fixed = stream is not None
+
+    def emit(self, record):
+        if not self._fixed:
+            self.stream = sys.stdout
+        super().emit(record)
+
+
+def setup_logging(verbosity=0, stream=None):
+    """Send :data:`LOG` (and its children, e.g. ``novaseries.realironic``)
+    to ``stream`` (default: the current stdout), one message per line.
+
+    :param verbosity: 0 INFO (progress lines), 1 or more DEBUG, -1 or less
+        WARNING (errors and warnings only).
+    :returns: the handler (replaces one set up before).
+    """
+    level = logging.INFO if verbosity == 0 else (
+        logging.DEBUG if verbosity > 0 else logging.WARNING)
+    for old in [h for h in LOG.handlers if isinstance(h, _FlushingHandler)]:
+        LOG.removeHandler(old)
+    handler = _FlushingHandler(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    LOG.addHandler(handler)
+    LOG.setLevel(level)
+    LOG.propagate = False
+    return handler
 
 
 def run(cmd, cwd=None, env=None, check=True, capture=True, stdin=None, stdout=None):

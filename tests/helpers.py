@@ -64,8 +64,6 @@ class ProjectTestCase(unittest.TestCase):
     interpreter = "python3.11"
 
     def setUp(self):
-        util.QUIET = True
-        self.addCleanup(setattr, util, "QUIET", False)
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-test-"))
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.root = self.tmp / "project"

@@ -86,6 +86,24 @@ class CliTest(helpers.ProjectTestCase):
         self.assertIn("0001-gone.patch", str(caught.exception))
 
 
+class LoggingTest(helpers.ProjectTestCase):
+
+    def test_quiet_keeps_results_and_errors(self):
+        loud = self.cli("ci", "--no-self-tests", "--target", "other")
+        quiet = self.cli("-q", "ci", "--no-self-tests", "--target", "other")
+        self.assertIn("=== other: nova 9.9.9", loud.stdout)  # a progress line
+        self.assertNotIn("=== other", quiet.stdout)
+        for proc in (loud, quiet):
+            self.assertEqual(1, proc.returncode)
+            self.assertIn("=== summary", proc.stdout)
+            self.assertEqual("0 passed, 1 failed, 0 skipped",
+                             proc.stdout.strip().splitlines()[-1])
+        self.assertIn("fake", self.cli("-q", "targets").stdout)
+
+    def test_verbose_is_accepted(self):
+        self.assertEqual(0, self.cli("-v", "targets").returncode)
+
+
 class CiStepsTest(helpers.ProjectTestCase):
 
     def test_registered_steps_are_counted(self):
@@ -105,10 +123,10 @@ class CiStepsTest(helpers.ProjectTestCase):
         ci.register_step("good", good)
         ci.register_step("broken", broken)
         out = io.StringIO()
-        helpers.util.QUIET = False
+        handler = helpers.util.setup_logging(0, stream=out)
+        self.addCleanup(helpers.util.LOG.removeHandler, handler)
         with contextlib.redirect_stdout(out):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
-        helpers.util.QUIET = True
         self.assertEqual(status, 1)
         self.assertEqual(out.getvalue().splitlines()[-1], "2 passed, 2 failed, 0 skipped")
         self.assertIn("RuntimeError: boom", out.getvalue())

@@ -172,3 +172,53 @@ class UnitRelevanceTest(unittest.TestCase):
         self.assertTrue(runner.unit_relevant([
             "nova/tests/functional/test_x.py", "nova/tests/fixtures/ironic.py"]))
         self.assertTrue(runner.unit_relevant(["nova/virt/ironic/driver.py"]))
+
+
+def _packet(status, test_id=b"nova.tests.unit.test_x.T.test_y", big=False):
+    """A subunit v2 packet: signature, flags (version 2, test id present,
+    status in the low 3 bits), total length, test id, fake CRC."""
+    body = bytes([len(test_id)]) + test_id
+    flags = bytes([0x28, status])
+    size = 2 if big else 1
+    length = 1 + 2 + size + len(body) + 4
+    head = bytes([length]) if not big else bytes([0x40 | (length >> 8), length & 0xFF])
+    return b"\xb3" + flags + head + body + b"CRC!"
+
+
+class SubunitProgressTest(unittest.TestCase):
+
+    def test_counts_ended_tests_across_pieces(self):
+        stream = (_packet(2) + _packet(3) + _packet(2) + _packet(6, big=True) +
+                  _packet(5) + _packet(3, test_id=b"x" * 100, big=True) + _packet(7))
+        counter = runner.SubunitCounter()
+        for i in range(0, len(stream), 5):  # split anywhere, even in a header
+            counter.feed(stream[i:i + 5])
+        self.assertEqual({"passed": 3, "failed": 1, "skipped": 1}, counter.counts)
+        self.assertEqual(5, counter.done)
+
+    def test_progress_lines_while_running(self):
+        import subprocess
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        path = tmp / "unit.subunit"
+        path.write_bytes(_packet(3))
+        ticks = iter([0.0, 15.0, 30.0, 45.0])
+        waits = []
+
+        def wait():
+            waits.append(1)
+            if len(waits) == 1:
+                with open(path, "ab") as f:
+                    f.write(_packet(6) + _packet(3))
+                raise subprocess.TimeoutExpired("stestr", 15)
+            if len(waits) == 2:
+                raise subprocess.TimeoutExpired("stestr", 15)
+
+        said = []
+        with mock.patch.object(runner, "say", said.append):
+            counter = runner._watch_progress(path, None, "master@HEAD unit",
+                                             clock=lambda: next(ticks), wait=wait)
+        self.assertEqual(3, counter.done)
+        self.assertEqual(["  [master@HEAD unit] 3 tests done (1 failed, 0 skipped), 15 s",
+                          "  [master@HEAD unit] 3 tests done (1 failed, 0 skipped), 30 s"],
+                         said)
