@@ -50,7 +50,7 @@ def real_ironic_step(ctx):
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
-                                 expect="fixed", log=log)
+                                 expect="fixed", log=log, root=ctx.root)
     text = log_path.read_text(errors="replace")
     ran, failed, skipped = parse_unittest(text)
     if rc and not failed:
@@ -99,7 +99,7 @@ def pike_real_ironic_step(ctx):
                                    ctx.build / "trees" / "pike-unpatched") as unpatched:
         results = pikeironic.selftest(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
-            venv, build=ctx.build, log_dir=log_dir)
+            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = parse_unittest(text)

@@ -18,7 +18,8 @@ from novaseries.util import Context, HarnessError, say, setup_logging
 #: or ci steps, with the commands each provides.  One that fails to import
 #: makes ``ci`` fail (:data:`novaseries.ci.PLUGIN_ERRORS`) and its commands
 #: answer with the reason.
-PLUGINS = {"novaseries.mainjob": ["run"], "novaseries.cisteps": []}
+PLUGINS = {"novaseries.mainjob": ["run"], "novaseries.cisteps": [],
+           "novaseries.ironic_cli": ["ironic"]}
 
 COMMANDS = {}
 

@@ -362,7 +362,7 @@ def run_real(ctx, target_name='master'):
             with open(log_path, 'a') as log:
                 rc = realironic.selftest(trees[label], nova_venv=venv,
                                          build=ctx.build, pattern=test,
-                                         expect=expect, log=log)
+                                         expect=expect, log=log, root=ctx.root)
             with open(log_path, 'rb') as log:
                 log.seek(start)
                 output = log.read().decode(errors='replace')

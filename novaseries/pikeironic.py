@@ -32,6 +32,7 @@ conductor has registered).  Uses the standard library only.
 import hashlib
 import http.server
 import json
+import logging
 import os
 import pathlib
 import shutil
@@ -41,9 +42,12 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
-from novaseries import realironic
+from novaseries import procs, realironic
 from novaseries.realironic import RealIronicError
+
+LOG = logging.getLogger("novaseries.pikeironic")
 
 #: The Ironic release of pins/ironic-pike.txt.
 IRONIC_VERSION = "9.1.7"
@@ -149,49 +153,31 @@ def _tool_path():
                             "/usr/lib/erlang/bin"])
 
 
-def ensure_venv(build=None, root=None, log=print):
+def ensure_venv(build=None, root=None):
     """Create or reuse the Python 2.7 venv of Ironic 9.1.7.
 
     Made by ``virtualenv`` (in the harness's environment, ``.[py27]``) from
-    pyenv's 2.7, then ``pip install --no-deps -r pins/ironic-pike.txt``.
-    Reused while its stamp (sha256 of the pins and the interpreter's
-    version) matches.
+    pyenv's 2.7, then ``pip install --no-deps -r pins/ironic-pike.txt``
+    (``novaseries.util.build_venv``); reused while the sha256 of the pins
+    and the interpreter's identity are unchanged.
 
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
-    from novaseries.util import HarnessError, file_lock, find_interpreter
-    try:
-        python = find_interpreter("python2.7")
-    except HarnessError as exc:
-        raise RealIronicError(str(exc)) from None
+    from novaseries import util
+    build = pathlib.Path(build or realironic.default_build())
     venv = venv_dir(build)
-    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
-        return _ensure_venv(venv, pins_file(root), python, log)
-
-
-def _ensure_venv(venv, pins, python, log):
-    version = subprocess.run([python, "-c", "import sys; print(sys.version)"],
-                             capture_output=True, text=True).stdout.strip()
-    want = hashlib.sha256(pins.read_bytes() + version.encode()).hexdigest() + "\n"
-    stamp = venv / ".novaseries-stamp"
-    if (venv / "bin" / "ironic-api").exists() and stamp.exists() and \
-            stamp.read_text() == want:
-        return venv
-    log(f"pikeironic: installing ironic {IRONIC_VERSION} into {venv} from {pins}")
-    t0 = time.monotonic()
-    if venv.exists():
-        shutil.rmtree(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    for cmd in ([sys.executable, "-m", "virtualenv", "-q", "-p", python, str(venv)],
-                [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                 "--disable-pip-version-check", "--no-deps", "-r", str(pins)]):
-        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if res.returncode:
-            raise RealIronicError(f"{' '.join(cmd)} failed (rc {res.returncode}):\n"
-                                  + realironic._tail_text(res.stdout))
-    stamp.write_text(want)
-    log(f"pikeironic: venv ready in {time.monotonic() - t0:.1f} s")
+    pins = pins_file(root)
+    try:
+        python = util.find_interpreter("python2.7")
+        digest = hashlib.sha256(pins.read_bytes() + b"\0" +
+                                util.interpreter_identity(python).encode()).hexdigest()
+        with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
+            util.build_venv(venv, python, [["-q", "--no-deps", "-r", pins]], digest,
+                            build / "results" / "pike-realironic" / "venv-install.log",
+                            tool="virtualenv", what=f"ironic {IRONIC_VERSION} venv")
+    except util.HarnessError as exc:
+        raise RealIronicError(f"{exc}\n{exc.details}".rstrip()) from None
     return venv
 
 
@@ -210,7 +196,7 @@ class FakeNeutron:
     """
 
     def __init__(self, host="127.0.0.1"):
-        realironic.check_loopback(host)
+        procs.check_loopback(host)
         self.host = host
         self.requests = []
         self.ports = {}
@@ -314,7 +300,7 @@ class PikeIronic(realironic.RealIronic):
                 "(Debian: apt-get install rabbitmq-server; .ci/run does it)")
         if not (self.venv / "bin" / "ironic-api").exists():
             raise RealIronicError(f"no ironic-api in {self.venv}: run "
-                                  "`python -m novaseries.pikeironic install`")
+                                  "`novaseries ironic install --pike`")
         return super().start()
 
     def _bin(self, name):
@@ -322,10 +308,10 @@ class PikeIronic(realironic.RealIronic):
 
     def _start(self, t0):
         host = self.host
-        self.port = self.port or realironic.free_port(host)
-        self.image_port = self.image_port or realironic.free_port(host)
-        self.amqp_port = realironic.free_port(host)
-        epmd_port, dist_port = realironic.free_port(host), realironic.free_port(host)
+        self.port = self.port or procs.free_port(host)
+        self.image_port = self.image_port or procs.free_port(host)
+        self.amqp_port = procs.free_port(host)
+        epmd_port, dist_port = procs.free_port(host), procs.free_port(host)
         run = self.run_dir
         for sub in ("state", "state/tmp", "locks", "images", "rabbit", "rabbit/home"):
             (run / sub).mkdir(parents=True)
@@ -383,27 +369,27 @@ class PikeIronic(realironic.RealIronic):
         if res.returncode:
             raise RealIronicError(
                 f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
-                f"--- {run}/ironic.log (tail) ---\n{realironic.log_tail(run / 'ironic.log')}\n"
+                f"--- {run}/ironic.log (tail) ---\n{procs.log_tail(run / 'ironic.log')}\n"
                 f"--- output ({run}/dbsync.log, tail) ---\n"
-                f"{realironic._tail_text(res.stdout, 10)}")
+                f"{procs.tail_text(res.stdout, 10)}")
         self._spawn("ironic-conductor", [self._bin("ironic-conductor"), *conf_args],
                     run / "conductor.console.log")
         self._spawn("ironic", [self._bin("ironic-api"), *conf_args], run / "console.log")
         self._wait(f"ironic-api on {self.url} with a fake-hardware conductor",
                    self._conductor_ready, run / "ironic.log")
         self._wait(f"the image server on {self.image_url}",
-                   lambda: realironic._http_status(self.image_url, "HEAD") == 200,
+                   lambda: procs.http_status(self.image_url, "HEAD") == 200,
                    run / "http.log")
         self.start_seconds = time.monotonic() - t0
         self.log(f"pikeironic: ironic {IRONIC_VERSION} {self.url} up in "
                  f"{self.start_seconds:.1f} s, run dir {run}")
 
     def _conductor_ready(self):
-        req = realironic.urllib.request.Request(
+        req = urllib.request.Request(
             self.url + "/v1/drivers?type=dynamic",
             headers={"X-OpenStack-Ironic-API-Version": "1.32"})  # 1.30+
         try:
-            with realironic.urllib.request.urlopen(req, timeout=2) as resp:
+            with urllib.request.urlopen(req, timeout=2) as resp:
                 drivers = json.loads(resp.read())["drivers"]
         except (OSError, ValueError, KeyError):
             return False
@@ -420,7 +406,7 @@ class PikeIronic(realironic.RealIronic):
                 why = (f"{', '.join(exited)} exited" if exited
                        else f"no answer in {timeout or self.start_timeout:.0f} s")
                 logs = [self._logs[name] for name in exited] or [logfile]
-                tails = "".join(f"--- {log} (tail) ---\n{realironic.log_tail(log)}\n"
+                tails = "".join(f"--- {log} (tail) ---\n{procs.log_tail(log)}\n"
                                 for log in logs)
                 raise RealIronicError(
                     f"cannot start Ironic {IRONIC_VERSION}: waiting for {what}: {why}.\n"
@@ -439,13 +425,14 @@ class PikeIronic(realironic.RealIronic):
         return spent
 
 
-def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout):
+def selftest(runs, nova_venv, build=None, log_dir=None, root=None):
     """Start one PikeIronic; run ``tests/realironic/pike`` once per tree.
 
     :param runs: ``[(label, tree, expect)]``: a pike Nova tree and what the
         tests must see there (``fixed`` or ``bug``).
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes.
+    :param root: the project checkout (pins, tests); default this module's.
     :returns: ``[(label, returncode, log path)]``.
     :raises RealIronicError: the Ironic venv, RabbitMQ or Ironic itself
         could not be set up or started.
@@ -453,12 +440,11 @@ def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout):
     build = pathlib.Path(build or realironic.default_build())
     log_dir = pathlib.Path(log_dir or build / "results" / "pike-realironic")
     log_dir.mkdir(parents=True, exist_ok=True)
-    venv = ensure_venv(build, log=lambda m: print(m, file=out, flush=True))
+    venv = ensure_venv(build, root)
     python = pathlib.Path(nova_venv) / "bin" / "python"
-    tests = _ROOT / "tests" / "realironic" / "pike"
+    tests = pathlib.Path(root or _ROOT) / "tests" / "realironic" / "pike"
     results = []
-    with PikeIronic(venv, build / "realironic",
-                    log=lambda m: print(m, file=out, flush=True)) as ironic:
+    with PikeIronic(venv, build / "realironic") as ironic:
         for label, tree, expect in runs:
             env = {k: v for k, v in os.environ.items()
                    if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
@@ -474,48 +460,17 @@ def selftest(runs, nova_venv, build=None, log_dir=None, out=sys.stdout):
             cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", str(tests),
                    "-t", str(tests)]
             log_path = log_dir / f"{label}.log"
-            print(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}",
-                  file=out, flush=True)
+            LOG.info(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}")
             t0 = time.monotonic()
             with open(log_path, "w") as log:
                 rc = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
                                     stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL).returncode
-            print(f"pikeironic: {label}: rc {rc} in {time.monotonic() - t0:.0f} s "
-                  f"(log: {log_path})", file=out, flush=True)
+            LOG.info(f"pikeironic: {label}: rc {rc} in {time.monotonic() - t0:.0f} s "
+                     f"(log: {log_path})")
             results.append((label, rc, log_path))
     return results
 
 
-def main(argv=None):
-    """``python -m novaseries.pikeironic install|start``."""
-    import argparse
-    import contextlib
-    import signal
-    p = argparse.ArgumentParser(prog="python -m novaseries.pikeironic",
-                                description=f"Ironic {IRONIC_VERSION} on 127.0.0.1 "
-                                "for stable/pike's end-to-end tests.")
-    p.add_argument("--build", help="scratch dir (default: build/ or $NOVASERIES_BUILD)")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="create build/venvs/ironic-pike from pins/ironic-pike.txt")
-    sub.add_parser("start", help="start one, print its URLs, stop on Enter or signal")
-    args = p.parse_args(argv)
-    build = pathlib.Path(args.build) if args.build else realironic.default_build()
-    try:
-        venv = ensure_venv(build)
-        if args.cmd == "start":
-            signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-            with PikeIronic(venv, build / "realironic", log=print) as ironic:
-                print(f"url={ironic.url}\nimage_url={ironic.image_url}\n"
-                      f"image_md5={ironic.image_md5}\nneutron={ironic.neutron.url}\n"
-                      f"log={ironic.log_path}\npress Enter to stop", flush=True)
-                with contextlib.suppress(KeyboardInterrupt, EOFError):
-                    input()
-    except RealIronicError as e:
-        print(f"pikeironic: error: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit("use `novaseries ironic ... --pike` (python -m novaseries ironic --help)")

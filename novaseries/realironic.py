@@ -1,4 +1,4 @@
-"""Start a real Ironic 39.0.0 on 127.0.0.1 for a test run, and stop it cleanly.
+"""A real Ironic 39.0.0 on 127.0.0.1 for a test run: start it, stop it cleanly.
 
 The contract tests (``tests/realironic/``) compare the fake Ironic of the
 series (``nova.tests.fixtures.ironic.IronicFixture``) with this real service,
@@ -17,47 +17,33 @@ ports, all in a run directory of its own:
   network, automated cleaning off), so that a deploy really waits in
   ``wait call-back`` until it is undeployed, aborted or deleted.
 
-Both servers run in a process group of their own; their PIDs are written to
-``pids.json`` in the run directory.  :meth:`RealIronic.stop` sends SIGTERM to
-the ironic master, waits, and SIGKILLs the process groups as a last resort.
-Leftovers of a test process that was killed are handled three ways: the
-servers get SIGTERM when the thread that started them dies (Linux
-``PR_SET_PDEATHSIG``), :func:`shared` registers the stop with ``atexit``,
-and every start first sweeps run directories whose owner is dead and kills
-what their ``pids.json`` lists (only processes whose command line names that
-run directory, so a recycled PID is never hit).
+The servers' process groups, the ``pids.json`` of the run directory, the
+death signal and the sweep of leftovers are :mod:`novaseries.procs`'s;
+:meth:`RealIronic.stop` sends SIGTERM to each server's leader, waits, and
+SIGKILLs its group as a last resort, and :func:`shared` registers the stop
+with ``atexit``.
 
-This module only uses the standard library, so that it can be imported from
-Nova's test virtualenv as well as from the harness.
-
-Command line::
-
-    python -m novaseries.realironic install       # build/venvs/ironic from pins/ironic.txt
-    python -m novaseries.realironic start         # start, print URLs, stop on Enter/Ctrl-C
-    python -m novaseries.realironic sweep         # kill leftovers of killed runs
-    python -m novaseries.realironic selftest --tree T [--nova-venv V] [--expect fixed|bug]
-                                                  # contract + end-to-end tests
+Standard library only (with ``psutil`` where the venv has it, through
+:mod:`novaseries.procs`), so that it can be imported from Nova's test
+virtualenv as well as from the harness.  Progress goes to the
+``novaseries.realironic`` logger.  The command line is ``novaseries ironic``
+(:mod:`novaseries.ironic_cli`).
 """
 
-import argparse
 import atexit
-import contextlib
-import ctypes
 import hashlib
-import http.client
-import ipaddress
-import json
+import logging
 import os
 import pathlib
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
+
+from novaseries import procs
+
+LOG = logging.getLogger("novaseries.realironic")
 
 #: The Ironic release the pins give, and its API microversion range.
 IRONIC_VERSION = "39.0.0"
@@ -66,15 +52,11 @@ CONDUCTOR_HOST = "ironic-local"
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _START_TIMEOUT = 90.0  # seconds until GET /v1 answers 200 (2.5-4.8 s seen)
-_STOP_TIMEOUT = 20.0  # seconds SIGTERM gets before SIGKILL (3.1-4.7 s seen)
-_LOG_TAIL_LINES = 40
 
 
-class RealIronicError(Exception):
-    """Ironic could not be installed, started or stopped.
-
-    The message says what failed and carries the tail of the relevant log.
-    """
+#: Ironic could not be installed, started or stopped; the message says what
+#: failed and carries the tail of the relevant log.
+RealIronicError = procs.ServiceError
 
 
 # --------------------------------------------------------------------------
@@ -101,13 +83,6 @@ def venv_dir(build=None):
     return pathlib.Path(build or default_build()) / "venvs" / "ironic"
 
 
-def _stamp(pins, python):
-    """sha256 of the pins and what the interpreter is (not where it is)."""
-    from novaseries.util import interpreter_identity
-    digest = hashlib.sha256(pathlib.Path(pins).read_bytes()).hexdigest()
-    return f"{digest} {interpreter_identity(python)}\n"
-
-
 def _base_python(python=None):
     """The interpreter to build the venv from (absolute path of a python3)."""
     python = python or os.environ.get("REALIRONIC_PYTHON") or sys.executable
@@ -115,167 +90,29 @@ def _base_python(python=None):
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
-def ensure_venv(build=None, root=None, python=None, log=print):
-    """Create or refresh the Ironic virtualenv from ``pins/ironic.txt``.
-
-    Re-used as it is when its stamp (sha256 of the pins + interpreter)
-    matches; otherwise rebuilt from scratch with ``pip install -r``.
+def ensure_venv(build=None, root=None, python=None, log=None):
+    """Create or reuse the Ironic virtualenv from ``pins/ironic.txt``
+    (``novaseries.util.build_venv``; reused while the sha256 of the pins and
+    the interpreter's identity are unchanged).
 
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    from novaseries.util import file_lock
+    from novaseries import util
     venv = venv_dir(build)
-    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
-        return _ensure_venv(venv, pins_file(root), _base_python(python), log)
-
-
-def _ensure_venv(venv, pins, python, log):
-    stamp = venv / ".novaseries-stamp"
-    want = _stamp(pins, python)
-    if (venv / "bin" / "ironic").exists() and stamp.exists() and stamp.read_text() == want:
-        return venv
-    log(f"realironic: installing ironic {IRONIC_VERSION} into {venv} from {pins}")
-    t0 = time.monotonic()
-    if venv.exists():
-        shutil.rmtree(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    for cmd in ([python, "-m", "venv", str(venv)],
-                [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(pins)]):
-        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if res.returncode:
-            raise RealIronicError(f"{' '.join(cmd)} failed (rc {res.returncode}):\n"
-                                  + _tail_text(res.stdout))
-    stamp.write_text(want)
-    log(f"realironic: venv ready in {time.monotonic() - t0:.1f} s")
+    pins = pins_file(root)
+    python = _base_python(python)
+    digest = hashlib.sha256(pins.read_bytes() + b"\0" +
+                            util.interpreter_identity(python).encode()).hexdigest()
+    with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
+        try:
+            util.build_venv(venv, python, [["-q", "-r", pins]], digest,
+                            pathlib.Path(build or default_build()) / "results" /
+                            "realironic" / "venv-install.log",
+                            what=f"ironic {IRONIC_VERSION} venv")
+        except util.HarnessError as exc:
+            raise RealIronicError(f"{exc}\n{exc.details}") from None
     return venv
-
-
-# --------------------------------------------------------------------------
-# helpers
-
-
-def _tail_text(text, lines=_LOG_TAIL_LINES):
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def log_tail(path, lines=_LOG_TAIL_LINES):
-    """The last ``lines`` lines of a file ('' if it does not exist)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
-            return _tail_text(f.read().decode("utf-8", "replace"), lines)
-    except OSError:
-        return ""
-
-
-def check_loopback(host):
-    """Raise RealIronicError unless ``host`` is a loopback address."""
-    try:
-        ok = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        ok = False
-    if not ok:
-        raise RealIronicError(f"refusing to listen on {host!r}: only loopback addresses are used")
-
-
-def free_port(host="127.0.0.1"):
-    """A TCP port that is free on ``host`` right now (the kernel's pick)."""
-    check_loopback(host)
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def port_is_free(port, host="127.0.0.1"):
-    """True if nothing listens on ``host:port`` and it can be bound."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child of ours counts as dead.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _start_time(pid):
-    """Start time of ``pid`` in clock ticks since boot (None if gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg(0) also succeeds for a group of zombies only: look closer.
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _die_with_parent():
-    """preexec_fn: new process gets SIGTERM when its parent thread dies."""
-    parent = os.getpid()  # evaluated in the parent, before the fork
-
-    def preexec():
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except Exception:  # noqa: BLE001 - not Linux: rely on the sweep
-            return
-        if os.getppid() != parent:  # the parent died before prctl
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return preexec
-
-
-def _http_status(url, method="GET", timeout=2.0):
-    req = urllib.request.Request(url, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status
-    except urllib.error.HTTPError as e:
-        return e.code
-    except (urllib.error.URLError, OSError, http.client.HTTPException):
-        return None
 
 
 # --------------------------------------------------------------------------
@@ -373,7 +210,7 @@ class RealIronic:
     def __init__(self, venv=None, workdir=None, port=None, image_port=None,
                  fake_delays=0, callback_timeout=1800, host="127.0.0.1",
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
-        check_loopback(host)
+        procs.check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
         self.workdir = pathlib.Path(workdir or default_build() / "realironic")
         self.host = host
@@ -384,7 +221,7 @@ class RealIronic:
         self.start_timeout = start_timeout
         self.keep = keep
         self.extra_conf = extra_conf
-        self.log = log or (lambda msg: None)
+        self.log = log or LOG.info
         self.run_dir = None
         self._procs = {}
         self._lock = threading.Lock()
@@ -418,7 +255,7 @@ class RealIronic:
         """
         if not (self.venv / "bin" / "ironic").exists():
             raise RealIronicError(f"no ironic in {self.venv}: run "
-                                  "`python -m novaseries.realironic install`")
+                                  "`novaseries ironic install`")
         sweep(self.workdir, log=self.log)
         t0 = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -436,11 +273,11 @@ class RealIronic:
 
     def _start(self, t0):
         for name, port in (("API", self.port), ("image", self.image_port)):
-            if port is not None and not port_is_free(port, self.host):
+            if port is not None and not procs.port_is_free(port, self.host):
                 raise RealIronicError(
                     f"cannot start Ironic: {name} port {self.host}:{port} is already taken")
-        self.port = self.port or free_port(self.host)
-        self.image_port = self.image_port or free_port(self.host)
+        self.port = self.port or procs.free_port(self.host)
+        self.image_port = self.image_port or procs.free_port(self.host)
         run = self.run_dir
         for sub in ("state", "locks", "images"):
             (run / sub).mkdir()
@@ -473,8 +310,8 @@ class RealIronic:
         if res.returncode:
             raise RealIronicError(
                 f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
-                f"--- {run}/ironic.log (tail) ---\n{log_tail(run / 'ironic.log')}\n"
-                f"--- output ({run}/dbsync.log, tail) ---\n{_tail_text(res.stdout, 10)}")
+                f"--- {run}/ironic.log (tail) ---\n{procs.log_tail(run / 'ironic.log')}\n"
+                f"--- output ({run}/dbsync.log, tail) ---\n{procs.tail_text(res.stdout, 10)}")
 
         # ironic
         self._spawn("ironic", [self._bin("ironic"), *conf_args], run / "console.log")
@@ -485,11 +322,11 @@ class RealIronic:
             if proc.poll() is not None:
                 raise RealIronicError(self._failure(f"ironic exited with rc {proc.returncode}"
                                                     " before it answered"))
-            if _http_status(self.url + "/v1", timeout=1.0) == 200:
+            if procs.http_status(self.url + "/v1", timeout=1.0) == 200:
                 break
             if time.monotonic() > next_owner_check:
                 next_owner_check = time.monotonic() + 2
-                owner_is_other = (not port_is_free(self.port, self.host)
+                owner_is_other = (not procs.port_is_free(self.port, self.host)
                                   and self._port_owner_is_not_ironic())
             else:
                 owner_is_other = False
@@ -502,58 +339,35 @@ class RealIronic:
             time.sleep(0.1)
         # the image server must answer too (ironic HEADs the image in prepare)
         deadline = time.monotonic() + 10
-        while _http_status(self.image_url, "HEAD") != 200:
+        while procs.http_status(self.image_url, "HEAD") != 200:
             if self._procs["http"].poll() is not None or time.monotonic() > deadline:
                 raise RealIronicError(
                     f"image server on {self.image_url} did not start:\n"
-                    + log_tail(run / "http.log"))
+                    + procs.log_tail(run / "http.log"))
             time.sleep(0.05)
         self.start_seconds = time.monotonic() - t0
         self.log(f"realironic: ironic {self.url} (pid {self.pid}) up in "
                  f"{self.start_seconds:.1f} s, run dir {run}")
 
     def _port_owner_is_not_ironic(self):
-        # ss is not always there; /proc/net/tcp lists the listening socket's
-        # inode, and /proc/<pid>/fd shows who has it.
-        try:
-            lines = pathlib.Path("/proc/net/tcp").read_text().splitlines()[1:]
-        except OSError:
-            return False
-        inodes = set()
-        for line in lines:
-            parts = line.split()
-            if parts[3] == "0A" and int(parts[1].split(":")[1], 16) == self.port:
-                inodes.add(parts[9])
-        if not inodes:
+        """True if the API port is held by a process that is not ours."""
+        owners = procs.listeners(self.port)
+        if not owners:
             return False
         ours = {p.pid for p in self._procs.values()}
-        pgid = self.pid
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            links = set()
+        for pid in owners:
             try:
-                fds = os.listdir(f"/proc/{entry}/fd")
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    links.add(os.readlink(f"/proc/{entry}/fd/{fd}"))
-                except OSError:
-                    pass
-            if any(f"socket:[{i}]" in links for i in inodes):
-                try:
-                    if int(entry) in ours or os.getpgid(int(entry)) == pgid:
-                        return False
-                except OSError:
+                if pid in ours or os.getpgid(pid) == self.pid:
                     return False
-                return True
-        return False
+            except OSError:
+                return False
+        return True
 
     def _failure(self, what):
-        tail = log_tail(self.run_dir / "ironic.log") or log_tail(self.run_dir / "console.log")
-        console = log_tail(self.run_dir / "console.log", 15)
-        errors = [line for line in log_tail(self.run_dir / "ironic.log", 2000).splitlines()
+        tail = (procs.log_tail(self.run_dir / "ironic.log")
+                or procs.log_tail(self.run_dir / "console.log"))
+        console = procs.log_tail(self.run_dir / "console.log", 15)
+        errors = [line for line in procs.log_tail(self.run_dir / "ironic.log", 2000).splitlines()
                   if " ERROR " in line or " CRITICAL " in line]
         msg = f"cannot start Ironic: {what}."
         if errors:
@@ -567,19 +381,14 @@ class RealIronic:
         with open(logfile, "ab") as out:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, env=env,
                                     stderr=subprocess.STDOUT, cwd=self.run_dir,
-                                    start_new_session=True, preexec_fn=_die_with_parent(),
+                                    start_new_session=True, preexec_fn=procs.die_with_parent(),
                                     close_fds=True)
         self._procs[name] = proc
         self._write_pids()
         return proc
 
     def _write_pids(self):
-        data = {"owner": os.getpid(), "owner_start": _start_time(os.getpid()),
-                "run_dir": str(self.run_dir),
-                "pids": {name: p.pid for name, p in self._procs.items()}}
-        tmp = self.run_dir / "pids.json.tmp"
-        tmp.write_text(json.dumps(data))
-        tmp.replace(self.run_dir / "pids.json")
+        procs.write_pids(self.run_dir, self._procs)
 
     # -- stop
     def stop(self, keep=None):
@@ -596,7 +405,7 @@ class RealIronic:
             t0 = time.monotonic()
             for name in reversed(list(self._procs)):
                 proc = self._procs.pop(name)
-                _terminate_group(proc.pid, proc)
+                procs.terminate_group(proc.pid, proc)
             if self.run_dir is not None:
                 _ACTIVE.discard(str(self.run_dir))
             if self.run_dir is not None and self.run_dir.exists():
@@ -621,98 +430,11 @@ class RealIronic:
 _ACTIVE = set()
 
 
-def _terminate_group(pid, proc=None, timeout=_STOP_TIMEOUT, whole_group=False):
-    """SIGTERM ``pid`` (a group leader), wait, then SIGKILL its group.
-
-    ``whole_group``: send the SIGTERM to every process of the group (used for
-    leftovers, whose leader may be gone).
-    """
-    try:
-        if whole_group:
-            os.killpg(pid, signal.SIGTERM)
-        else:
-            os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None:
-            proc.poll()
-        if not _group_alive(pid):
-            break
-        time.sleep(0.05)
-    else:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-        for _ in range(100):
-            if proc is not None:
-                proc.poll()
-            if not _group_alive(pid):
-                break
-            time.sleep(0.05)
-    if proc is not None:
-        with contextlib.suppress(Exception):
-            proc.wait(timeout=1)
-
-
-def _belongs(pid, run_dir):
-    """True if process ``pid`` was started for ``run_dir`` (cwd or argv)."""
-    try:
-        if os.readlink(f"/proc/{pid}/cwd") == str(run_dir):
-            return True
-    except OSError:
-        pass
-    return str(run_dir) in _cmdline(pid)
-
-
-def _group_members(pgid):
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.getpgid(int(entry)) == pgid:
-                    members.append(int(entry))
-            except OSError:
-                pass
-    return members
-
-
-def sweep(workdir=None, log=print):
-    """Kill what runs of dead test processes left behind; remove their dirs.
-
-    For every ``run-*/pids.json`` under ``workdir`` whose owner process is
-    gone (or is this process, for a run it has stopped or failed to
-    start): SIGTERM, then SIGKILL, each recorded process group that still
-    has a process started for that run directory (its cwd is the run
-    directory, so a recycled PID is never hit), then delete the directory.
-
-    :returns: number of process groups killed.
-    """
-    workdir = pathlib.Path(workdir or default_build() / "realironic")
-    killed = 0
-    if not workdir.exists():
-        return 0
-    for pidfile in sorted(workdir.glob("run-*/pids.json")):
-        try:
-            data = json.loads(pidfile.read_text())
-        except (OSError, ValueError):
-            continue
-        owner = data.get("owner")
-        if owner and owner != os.getpid() and _pid_alive(owner) and \
-                _start_time(owner) == data.get("owner_start"):
-            continue  # a live test run owns it
-        run_dir = pidfile.parent
-        if str(run_dir) in _ACTIVE:
-            continue
-        for name, pgid in data.get("pids", {}).items():
-            members = [p for p in _group_members(pgid) if _belongs(p, run_dir)]
-            if not members:
-                continue
-            log(f"realironic: killing leftover {name} (process group {pgid}) of {run_dir}")
-            _terminate_group(pgid, timeout=10, whole_group=True)
-            killed += 1
-        shutil.rmtree(run_dir, ignore_errors=True)
-    return killed
+def sweep(workdir=None, log=None):
+    """:func:`novaseries.procs.sweep` of ``build/realironic`` (default),
+    sparing this process's running instances."""
+    return procs.sweep(workdir or default_build() / "realironic", active=_ACTIVE,
+                       log=log or LOG.warning)
 
 
 # --------------------------------------------------------------------------
@@ -734,7 +456,7 @@ def shared(**kwargs):
     with _SHARED_LOCK:
         if _SHARED is None or _SHARED.pid is None:
             kwargs.setdefault("keep", os.environ.get("REALIRONIC_KEEP") == "1")
-            kwargs.setdefault("log", lambda m: print(m, file=sys.stderr))
+            kwargs.setdefault("log", lambda m: print(m, file=sys.stderr, flush=True))
             inst = RealIronic(**kwargs)
             atexit.register(inst.stop)
             inst.start()
@@ -760,103 +482,8 @@ def fixture(**kwargs):
     return RealIronicFixture()
 
 
-# --------------------------------------------------------------------------
-# small REST helpers for setting up nodes (tests use openstacksdk for what
-# they compare; these only prepare nodes)
-
-
-class Client:
-    """Minimal Ironic REST client (urllib) with an explicit microversion."""
-
-    def __init__(self, url, microversion="1.109"):
-        self.url = url.rstrip("/")
-        self.microversion = microversion
-
-    def request(self, method, path, body=None, microversion=None):
-        """:returns: (status, decoded JSON body or None)."""
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + "/v1" + path, data=data, method=method)
-        req.add_header("X-OpenStack-Ironic-API-Version", microversion or self.microversion)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                raw = resp.read()
-                status = resp.status
-        except urllib.error.HTTPError as e:
-            raw = e.read()
-            status = e.code
-        return status, (json.loads(raw) if raw else None)
-
-    def ok(self, method, path, body=None, microversion=None):
-        status, data = self.request(method, path, body, microversion)
-        if status >= 300:
-            raise RealIronicError(f"{method} {path}: HTTP {status} {data}")
-        return data
-
-    def node(self, node):
-        return self.ok("GET", f"/nodes/{node}")
-
-    def wait_state(self, node, states, timeout=60):
-        """Poll until provision_state is in ``states`` and the lock is free."""
-        states = {states} if isinstance(states, str) else set(states)
-        deadline = time.monotonic() + timeout
-        while True:
-            n = self.node(node)
-            if n["provision_state"] in states and not n["reservation"]:
-                return n
-            settled = not n["reservation"] and not n["target_provision_state"]
-            if time.monotonic() > deadline or (settled and n["last_error"]):
-                raise RealIronicError(
-                    f"node {node} did not reach {sorted(states)} in {timeout} s: "
-                    f"{n['provision_state']}/{n['target_provision_state']} "
-                    f"reservation={n['reservation']} last_error={n['last_error']}")
-            time.sleep(0.05)
-
-    def create_available_node(self, name=None, **extra):
-        """Enroll a fake-hardware node and bring it to ``available``, power off.
-
-        :returns: the node's uuid.
-        """
-        body = {"driver": "fake-hardware", "deploy_interface": "direct",
-                "boot_interface": "fake", "power_interface": "fake",
-                "management_interface": "fake", "network_interface": "noop",
-                "properties": {"cpus": 1, "memory_mb": 1024, "local_gb": 10,
-                               "cpu_arch": "x86_64"}}
-        if name:
-            body["name"] = name
-        body.update(extra)
-        node = self.ok("POST", "/nodes", body)["uuid"]
-        self.ok("PUT", f"/nodes/{node}/states/provision", {"target": "manage"})
-        self.wait_state(node, "manageable")
-        self.ok("PUT", f"/nodes/{node}/states/provision", {"target": "provide"})
-        self.wait_state(node, "available")
-        self.ok("PUT", f"/nodes/{node}/states/power", {"target": "power off"})
-        deadline = time.monotonic() + 30
-        while self.node(node)["power_state"] != "power off":
-            if time.monotonic() > deadline:
-                raise RealIronicError(f"node {node} did not power off")
-            time.sleep(0.05)
-        return node
-
-
-# --------------------------------------------------------------------------
-# CLI
-
-
-def _find_tree(arg):
-    tree = arg or os.environ.get("REALIRONIC_NOVA_TREE")
-    if not tree:
-        raise RealIronicError("selftest needs a Nova tree with the series applied: "
-                              "--tree or $REALIRONIC_NOVA_TREE")
-    tree = pathlib.Path(tree).resolve()
-    if not (tree / "nova" / "virt" / "ironic" / "driver.py").exists():
-        raise RealIronicError(f"{tree} is not a Nova tree")
-    return tree
-
-
-def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, expect=None,
-             log=None):
+def selftest(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
+             root=None):
     """Install if needed, then run ``tests/realironic`` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
@@ -867,11 +494,14 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
         end-to-end tests (default: detected from the tree).
     :param log: optional open file for the test run's output (default:
         inherited stdout/stderr).
+    :param root: the project checkout (pins, ``tests/realironic``); default
+        the one this module lives in.
     :returns: the test run's exit code.
     """
     build = pathlib.Path(build or default_build())
     t0 = time.monotonic()
-    venv = ensure_venv(build)
+    root = pathlib.Path(root or _ROOT)
+    venv = ensure_venv(build, root)
     nova_venv = pathlib.Path(os.path.abspath(
         nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
         or build / "venvs" / "master"))
@@ -888,65 +518,16 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, out=sys.stdout, exp
         "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
-    tests = _ROOT / "tests" / "realironic"
+    tests = root / "tests" / "realironic"
     cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", str(tests), "-t", str(tests)]
     if pattern:
         cmd += ["-k", pattern]
-    print(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})", file=out, flush=True)
+    LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
     res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
                          stderr=subprocess.STDOUT if log else None)
-    print(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})",
-          file=out, flush=True)
+    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
     return res.returncode
 
 
-def main(argv=None):
-    """CLI: ``install``, ``start``, ``sweep``, ``selftest``."""
-    p = argparse.ArgumentParser(prog="python -m novaseries.realironic",
-                                description="A real Ironic on 127.0.0.1 for tests.")
-    p.add_argument("--build", help="scratch dir (default: build/ or $NOVASERIES_BUILD)")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="create build/venvs/ironic from pins/ironic.txt")
-    st = sub.add_parser("start", help="start one, print its URLs, stop on Enter or signal")
-    st.add_argument("--port", type=int)
-    st.add_argument("--fake-delays", type=int, default=0)
-    sub.add_parser("sweep", help="kill leftovers of killed runs")
-    se = sub.add_parser("selftest", help="contract + end-to-end tests against real Ironic")
-    se.add_argument("--tree", help="Nova tree with the series applied")
-    se.add_argument("--nova-venv", help="Nova test venv (default build/venvs/master)")
-    se.add_argument("-k", dest="pattern", help="only tests matching this")
-    se.add_argument("--expect", choices=("auto", "fixed", "bug"),
-                    help="spawn() outcome the end-to-end tests require "
-                    "(default: detected from the tree)")
-    args = p.parse_args(argv)
-    build = pathlib.Path(args.build) if args.build else default_build()
-    try:
-        if args.cmd == "install":
-            ensure_venv(build)
-            return 0
-        if args.cmd == "sweep":
-            n = sweep(build / "realironic")
-            print(f"realironic: {n} leftover process group(s) killed")
-            return 0
-        if args.cmd == "start":
-            ir = RealIronic(venv_dir(build), build / "realironic", port=args.port,
-                            fake_delays=args.fake_delays, log=print)
-            signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-            with ir:
-                print(f"url={ir.url}\nimage_url={ir.image_url}\n"
-                      f"image_sha256={ir.image_sha256}\nlog={ir.log_path}\n"
-                      "press Enter to stop", flush=True)
-                with contextlib.suppress(KeyboardInterrupt, EOFError):
-                    input()
-            return 0
-        if args.cmd == "selftest":
-            return selftest(_find_tree(args.tree), args.nova_venv, build, args.pattern,
-                            expect=args.expect)
-    except RealIronicError as e:
-        print(f"realironic: error: {e}", file=sys.stderr)
-        return 1
-    return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit("use `novaseries ironic ...` (python -m novaseries ironic --help)")

@@ -20,11 +20,10 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import (HarnessError, file_lock, find_interpreter,
+from novaseries.util import (HarnessError, build_venv, file_lock, find_interpreter,
                              interpreter_identity, git, run, say)
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
@@ -148,43 +147,13 @@ def ensure_venv(ctx, target):
 
 
 def _ensure_venv(ctx, target, interpreter, venv):
-    digest = _recipe_digest(target, interpreter_identity(interpreter))
-    marker = venv / MARKER
-    reusable = marker.is_file() and (venv / "bin" / "python").exists()
-    if reusable and marker.read_text().strip() == digest:
-        say(f"venv: {venv} (reused, pins unchanged)")
-        return venv, 0.0
-    start = time.monotonic()
-    sdist = sdist_mod.fetch(target, ctx.sdist_cache)
-    if venv.exists():
-        say(f"venv: {venv}: recipe changed, rebuilding")
-        shutil.rmtree(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    log = ctx.results(target.name) / "venv-install.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    say(f"venv: creating {venv} with {interpreter}; installing {target.pins.name} "
-        f"(log: {log})")
-    if target.venv_tool == "virtualenv":
-        create = [sys.executable, "-m", "virtualenv", "-p", interpreter, venv]
-        if run([sys.executable, "-c", "import virtualenv"], check=False).returncode:
-            raise HarnessError(f"target {target.name} needs virtualenv in the harness "
-                               "environment: pip install -e '.[py27]'")
-    else:
-        create = [interpreter, "-m", "venv", venv]
-    python = venv / "bin" / "python"
-    pip = [python, "-m", "pip", "install", "--disable-pip-version-check"]
-    with open(log, "w") as handle:
-        for cmd in (create, [*pip, *target.pip_args, "-r", target.pins],
-                    [*pip, "--no-deps", sdist]):
-            handle.write(f"$ {' '.join(map(str, cmd))}\n")
-            handle.flush()
-            if run(cmd, stdout=handle, check=False).returncode:
-                raise HarnessError(f"venv install failed: {' '.join(map(str, cmd))}",
-                                   "".join(log.read_text().splitlines(True)[-40:]))
-    marker.write_text(digest + "\n")
-    spent = time.monotonic() - start
-    say(f"venv: ready in {spent:.0f} s")
-    return venv, spent
+    def installs():  # the pins, then Nova's sdist without its dependencies
+        sdist = sdist_mod.fetch(target, ctx.sdist_cache)
+        return [[*target.pip_args, "-r", target.pins], ["--no-deps", sdist]]
+    return build_venv(venv, interpreter, installs,
+                      _recipe_digest(target, interpreter_identity(interpreter)),
+                      ctx.results(target.name) / "venv-install.log",
+                      tool=target.venv_tool, marker=venv / MARKER)
 
 
 def test_env(target, venv, tree):

@@ -12,8 +12,10 @@ import hashlib
 import logging
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import time
 
 #: Identity and date used for the pristine base commit and as committer of
 #: every applied patch (``git am --committer-date-is-author-date``).
@@ -241,6 +243,62 @@ def file_lock(path, what):
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marker=None,
+               what="venv"):
+    """Create or reuse the virtualenv ``venv`` -- the one venv builder of
+    the harness (Nova test venvs, the Ironic venvs).
+
+    Reused as it is while the marker file holds ``digest`` (what the venv
+    is made of: pins, interpreter identity, ...); otherwise removed and
+    made again: ``python -m venv`` from ``interpreter``, or for Python 2.7
+    ``virtualenv`` (``tool="virtualenv"``, in the harness's environment:
+    ``pip install -e '.[py27]'``), then each of ``installs`` (argument lists
+    for ``pip install``; or a function returning them, called only when
+    the venv is made, e.g. to download what it installs).  The caller
+    holds the venv's lock (:func:`file_lock`).
+
+    :param marker: the marker file (default ``<venv>/novaseries-recipe.sha256``).
+    :returns: ``(venv, seconds spent)``; 0 when reused.
+    :raises HarnessError: virtualenv missing, or a command failed (with the
+        tail of ``log_path``).
+    """
+    venv = pathlib.Path(venv)
+    marker = pathlib.Path(marker or venv / "novaseries-recipe.sha256")
+    if marker.is_file() and (venv / "bin" / "python").exists() and \
+            marker.read_text().strip() == digest:
+        say(f"{what}: {venv} (reused, recipe unchanged)")
+        return venv, 0.0
+    start = time.monotonic()
+    if callable(installs):
+        installs = installs()
+    if venv.exists():
+        say(f"{what}: {venv}: recipe changed, rebuilding")
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    log_path = pathlib.Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    say(f"{what}: creating {venv} with {interpreter} (log: {log_path})")
+    if tool == "virtualenv":
+        if run([sys.executable, "-c", "import virtualenv"], check=False).returncode:
+            raise HarnessError(f"{venv.name} needs virtualenv in the harness environment: "
+                               "pip install -e '.[py27]'")
+        create = [sys.executable, "-m", "virtualenv", "-p", str(interpreter), str(venv)]
+    else:
+        create = [str(interpreter), "-m", "venv", str(venv)]
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
+    with open(log_path, "w") as handle:
+        for cmd in [create] + [pip + [str(a) for a in args] for args in installs]:
+            handle.write(f"$ {' '.join(cmd)}\n")
+            handle.flush()
+            if run(cmd, stdout=handle, check=False).returncode:
+                raise HarnessError(f"venv install failed: {' '.join(cmd)}",
+                                   "".join(log_path.read_text().splitlines(True)[-40:]))
+    marker.write_text(digest + "\n")
+    spent = time.monotonic() - start
+    say(f"{what}: ready in {spent:.0f} s")
+    return venv, spent
 
 
 def python_version(executable):

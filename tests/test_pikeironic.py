@@ -82,7 +82,7 @@ class RefusalTest(unittest.TestCase):
                                            pathlib.Path(tmp) / "runs")
             with self.assertRaises(RealIronicError) as ctx:
                 ironic.start()
-        self.assertIn("python -m novaseries.pikeironic install", str(ctx.exception))
+        self.assertIn("novaseries ironic install --pike", str(ctx.exception))
 
 
 class CiStepTest(unittest.TestCase):

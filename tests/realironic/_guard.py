@@ -1,7 +1,7 @@
 """Import guard shared by the test modules of this directory.
 
 These tests need Nova (a tree with the series applied on PYTHONPATH, Nova's
-test venv) and the Ironic venv.  ``python -m novaseries.realironic selftest``
+test venv) and the Ironic venv.  ``novaseries ironic selftest``
 provides all of it and sets ``REALIRONIC_REQUIRED=1``; any other runner that
 happens to collect this directory gets skips instead of import errors.
 """
@@ -17,5 +17,5 @@ def skip_or_raise(what, exc):
     if REQUIRED:
         raise exc
     raise unittest.SkipTest(
-        '%s (%s); run `python -m novaseries.realironic selftest --tree '
+        '%s (%s); run `novaseries ironic selftest --tree '
         '<nova tree>`' % (what, exc))

@@ -15,6 +15,7 @@ from openstack import exceptions as sdk_exc
 
 from novaseries import realironic
 
+import rest_client
 import scenarios
 
 #: Fake delays of the real Ironic: 1 s per fake power and boot action, so that
@@ -97,7 +98,7 @@ class RealBackend(scenarios.Backend):
         # the operator's single API calls: a refusal is not retried
         self.operator_proxy = sdk_connection(
             self.service.url, record=self.sent, retries=0).baremetal
-        self.client = realironic.Client(self.service.url)
+        self.client = rest_client.Client(self.service.url)
 
     def new_node(self):
         return self.client.create_available_node()

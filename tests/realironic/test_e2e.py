@@ -67,8 +67,8 @@ import uuid  # noqa: E402
 import warnings  # noqa: E402
 
 import backends  # noqa: E402
+import rest_client  # noqa: E402
 
-from novaseries import realironic  # noqa: E402
 
 #: The unpatched Proxy.get_endpoint: nova.test mocks it (OpenStackSDKFixture)
 #: because unit tests never talk to a real service; these do.
@@ -92,7 +92,7 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         super().setUp()
         self.useFixture(_RealGetEndpoint())
         self.ironic = backends.ironic()
-        self.client = realironic.Client(self.ironic.url)
+        self.client = rest_client.Client(self.ironic.url)
         self.flags(auth_type='none', endpoint_override=self.ironic.url,
                    api_retry_interval=1, api_max_retries=60, group='ironic')
         self.ctx = nova_context.get_admin_context()

@@ -17,7 +17,7 @@ import unittest
 
 import _guard
 
-from novaseries import realironic
+from novaseries import procs, realironic
 
 ROOT = pathlib.Path(realironic.__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def venv_or_skip(test):
     if not (venv / 'bin' / 'ironic').exists():
         if _guard.REQUIRED:
             test.fail('no Ironic venv at %s' % venv)
-        test.skipTest('no Ironic venv at %s (python -m novaseries.realironic'
+        test.skipTest('no Ironic venv at %s (novaseries ironic'
                       ' install)' % venv)
     return venv
 
@@ -37,7 +37,7 @@ def gone(pid, timeout):
     """Wait until process ``pid`` is gone (or a zombie); True if it is."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not realironic._pid_alive(pid):
+        if not procs.pid_alive(pid):
             return True
         time.sleep(0.05)
     return False
@@ -53,8 +53,8 @@ class TestErrors(unittest.TestCase):
         for host in ('0.0.0.0', '10.0.0.1', '192.168.1.1', 'example.com'):
             self.assertRaises(realironic.RealIronicError,
                               lambda: realironic.RealIronic(host=host))
-        realironic.check_loopback('127.0.0.1')
-        realironic.check_loopback('::1')
+        procs.check_loopback('127.0.0.1')
+        procs.check_loopback('::1')
 
     def test_port_taken(self):
         venv = venv_or_skip(self)
@@ -128,7 +128,7 @@ class TestNoLeftovers(unittest.TestCase):
         self.addCleanup(owner.kill)
         (run_dir / 'pids.json').write_text(json.dumps({
             'owner': owner.pid,
-            'owner_start': realironic._start_time(owner.pid),
+            'owner_start': procs.start_time(owner.pid),
             'pids': {'ironic': proc.pid}}))
         self.assertEqual(0, realironic.sweep(self.workdir, log=lambda m: None))
         self.assertIsNone(proc.poll())
@@ -137,7 +137,7 @@ class TestNoLeftovers(unittest.TestCase):
     def test_killed_test_process_leaves_no_ironic(self):
         """SIGKILL a process that started a real Ironic: nothing remains."""
         venv = venv_or_skip(self)
-        code = ('import sys, time; from novaseries import realironic\n'
+        code = ('import sys, time; from novaseries import procs, realironic\n'
                 'ir = realironic.RealIronic(%r, %r).start()\n'
                 'print(ir.pid, ir._procs["http"].pid, ir.run_dir, flush=True)\n'
                 'time.sleep(600)\n' % (str(venv), str(self.workdir)))
@@ -148,7 +148,7 @@ class TestNoLeftovers(unittest.TestCase):
         line = child.stdout.readline().split()
         self.assertEqual(3, len(line), 'child did not start Ironic')
         master, http, run_dir = int(line[0]), int(line[1]), line[2]
-        worker = [p for p in realironic._group_members(master) if p != master]
+        worker = [p for p in procs.group_members(master) if p != master]
         self.assertTrue(worker, 'no ironic worker process found')
         child.kill()
         child.wait()
@@ -167,13 +167,13 @@ class TestSharedStop(unittest.TestCase):
         venv_or_skip(self)
         ir = realironic.shared()
         master = ir.pid
-        members = realironic._group_members(master)
+        members = procs.group_members(master)
         http = ir._procs['http'].pid
         run_dir = ir.run_dir
         seconds = ir.stop(keep=False)
         print('stop took %.1f s' % seconds)
         for pid in members + [http]:
-            self.assertFalse(realironic._pid_alive(pid), pid)
-        self.assertFalse(realironic._group_alive(master))
+            self.assertFalse(procs.pid_alive(pid), pid)
+        self.assertFalse(procs.group_alive(master))
         self.assertFalse(run_dir.exists())
         self.assertLess(seconds, 25)

@@ -124,11 +124,11 @@ class Operator(object):
                 return n
             if time.time() > deadline:
                 raise AssertionError('node %s: no %s in %d s: %s/%s '
-                                     'last_error=%s' % (
-                                         node, what, timeout,
-                                         n['provision_state'],
-                                         n['target_provision_state'],
-                                         n['last_error']))
+                                     'last_error=%s; the green threads:\n%s'
+                                     % (node, what, timeout,
+                                        n['provision_state'],
+                                        n['target_provision_state'],
+                                        n['last_error'], _green_stacks()))
             time.sleep(0.05)
 
     def wait_state(self, node, state, timeout=TIMEOUT):
@@ -272,8 +272,10 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         t0 = time.time()
         thread.join(TIMEOUT)
         if thread.is_alive():
-            self.fail('%s still waiting %d s after %s (node %s)' % (
-                what, TIMEOUT, after, self.operator.node(self.node)))
+            self.fail('%s still waiting %d s after %s (node %s); where the '
+                      'green threads are:\n%s' % (
+                          what, TIMEOUT, after, self.operator.node(self.node),
+                          _green_stacks()))
         error = result.get('error')
         print('e2e-pike: %s raised %s %.1f s after %s: %s' % (
             what, type(error).__name__ if error is not None else 'nothing',
@@ -475,6 +477,20 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         # the failed rebuild's clean-up is the delete of the ERROR server
         self._destroy()
         self._assert_clean(vifs_left=[] if FIXED else [self.vif_id])
+
+
+def _green_stacks():
+    """The stacks of every greenlet (eventlet runs the driver's threads as
+    greenlets): what a test that waited in vain prints."""
+    import gc
+    import traceback
+
+    import greenlet
+    stacks = []
+    for obj in gc.get_objects():
+        if isinstance(obj, greenlet.greenlet) and obj.gr_frame is not None:
+            stacks.append(''.join(traceback.format_stack(obj.gr_frame)))
+    return '\n'.join(stacks) or '(none)'
 
 
 def _summary(sent):
