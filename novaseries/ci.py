@@ -114,7 +114,19 @@ def _missing_interpreter(target):
 
 
 def ci(ctx, names=None, self_test=True):
-    """Run everything; print the summary; return the exit status."""
+    """Run everything; print the summary; return the exit status.
+
+    The harness's own tests (unless ``self_test`` is false), then each
+    enabled target (or the ``names`` given): prepare, then check-commits
+    or test; then each step of :data:`EXTRA_STEPS` whose targets the run
+    covers.  Failures: a failed test or check, a target or step that
+    raises (or exits), a step that returns no Outcome, a plugin that did
+    not load (:data:`PLUGIN_ERRORS`).  A step whose targets are not in
+    targets.toml counts as skipped.  Prints the summary, the times and,
+    last, ``N passed, N failed, N skipped``.
+
+    :returns: 1 if anything failed, else 0.
+    """
     start = time.monotonic()
     outcomes, timings = [], []
     if self_test:
@@ -145,14 +157,23 @@ def ci(ctx, names=None, self_test=True):
                                        note=f"error: {reason}"))
     for step, func in EXTRA_STEPS.items():
         needs = getattr(func, "targets", None)
-        if needs and (not set(needs) <= set(known) or
-                      (names and not set(needs) & set(names))):
-            continue  # the step is about targets this run does not cover
+        if needs and names and not set(needs) & set(names):
+            continue  # ``ci --target`` chose other targets
+        if needs and not set(needs) <= set(known):
+            missing = sorted(set(needs) - set(known))
+            LOG.warning(f"warning: step {step} skipped: targets.toml has no "
+                        f"{', '.join(missing)}")
+            outcomes.append(runner.Outcome(step, skipped=1,
+                                           note=f"no target {', '.join(missing)}"))
+            continue
         say(f"=== {step}")
         t0 = time.monotonic()
         try:
-            outcomes += func(ctx)
-        except Exception as exc:  # report, count, go on
+            produced = func(ctx)
+            if not produced:
+                raise HarnessError(f"step {step} produced no result")
+            outcomes += produced
+        except (Exception, SystemExit) as exc:  # report, count, go on
             outcomes.append(_failure(step, exc))
         timings.append((step, time.monotonic() - t0))
     # The results, printed whatever the log level.

@@ -8,6 +8,7 @@ main scenario job adds ``run`` this way, and may add a ci step with
 
 import argparse
 import importlib
+import os
 import sys
 
 from novaseries import __version__, checks, ci, export, runner, targets as targets_mod
@@ -207,5 +208,7 @@ def main(argv=None):
         print("novaseries: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `novaseries run --list | head`
-        sys.stdout = None
+        # what the Python docs advise: no further writes to the closed pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 0

@@ -109,6 +109,10 @@ def _tree(ctx, arg):
                          help="selftest: what spawn() must raise in the end-to-end tests "
                          "(default: detected from the tree)")))
 def cmd_ironic(ctx, args):
+    """``novaseries ironic ACTION``: see the module docstring.  Returns the
+    exit status (selftest: the test run's); an option the action does not
+    take, or a RealIronicError (venv, RabbitMQ or Ironic could not be set
+    up), is a HarnessError (one line, exit 1)."""
     _refuse_unused(args)
     try:
         if args.action == "install":

@@ -50,6 +50,12 @@ SCENARIOS = scenario_table.SCENARIOS
 REAL_IRONIC_SCENARIOS = {s.name: s.real_ironic for s in SCENARIOS if s.real_ironic}
 
 
+def put(text=''):
+    """A line of the command's result (the verdict table, the scenario
+    list, the summary): printed whatever the log level (``-q``)."""
+    print(text, flush=True)
+
+
 def judge(name, tree, obs, outcome_only=False):
     """:func:`scenario_table.judge`, with an unknown scenario as a
     HarnessError."""
@@ -184,16 +190,17 @@ def table(data):
     """Rows of the verdict table, as a list of strings.
 
     One row per scenario and tree: status/task, the first node's state,
-    polls and wall time after the action, calls per poll, what the server
-    left behind (``leftovers``: "none", or placement usage, allocations,
-    nodes not ``available`` or keeping the instance, its instance_info or
-    VIFs, a port still bound) and the verdict with its reason.  Under it,
-    the fault in full and the ironic driver's WARNING lines, wrapped.
+    polls and wall time after the action, calls per poll, how many things
+    the server left behind (``leftovers``: "none", or "N (below)") and the
+    verdict with its reason.  Under it, wrapped, never cut: what was left
+    (placement usage, allocations, nodes not ``available`` or keeping the
+    instance, its instance_info or VIFs, a port still bound), the fault in
+    full and the ironic driver's WARNING lines.
     """
     rows = []
     head = (f"{'scenario':30} {'tree':10} {'status/task':16} "
             f"{'node state':11} {'polls (wait)':13} {'wall@0':7} "
-            f"{'calls/poll':10} {'leftovers':24} {'verdict'}")
+            f"{'calls/poll':10} {'leftovers':10} {'verdict'}")
     rows.append(head)
     rows.append('-' * len(head))
     names = [o['scenario'] for o in data['fixed']['scenarios']]
@@ -205,13 +212,16 @@ def table(data):
             node_state = ('deleted' if first.get('deleted')
                           else first.get('provision_state', '?'))
             st = f"{obs.get('status')}/{obs.get('task_state') or '-'}"
-            left = ', '.join(_leftovers(obs)) or 'none'
+            left = _leftovers(obs)
             rows.append(f"{name if label == 'reproducer' else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
                         f"{_wait_text(obs):13} "
                         f"{_wall_text(obs):7} "
-                        f"{str(obs.get('calls_per_poll')):10} {left:24} "
+                        f"{str(obs.get('calls_per_poll')):10} "
+                        f"{f'{len(left)} (below)' if left else 'none':10} "
                         f"{obs['verdict']}")
+            if left:
+                rows += _wrapped('left:  ', '; '.join(left))
             if obs.get('fault'):
                 rows += _wrapped('fault: ', obs['fault'])
             for line in obs.get('driver_warnings') or []:
@@ -312,17 +322,17 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
     venv, _ = runner.ensure_venv(ctx, target)
     data = run_trees(ctx, target, venv, {'fixed': tree}, scenarios)
     wrong = 0
-    say('')
+    put('')
     for obs in data['fixed']['scenarios']:
         problems = judge(obs['scenario'], 'fixed', obs)
         obs['problems'] = problems
         wrong += bool(problems)
-        say(f"{obs['scenario']:30} {obs.get('status'):8} "
+        put(f"{obs['scenario']:30} {obs.get('status'):8} "
             f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'tree.json'
     out.write_text(json.dumps(data, indent=1, sort_keys=True))
-    say(f"\nJSON: {out}\n{tree}: {len(data['fixed']['scenarios']) - wrong} "
+    put(f"\nJSON: {out}\n{tree}: {len(data['fixed']['scenarios']) - wrong} "
         f"of {len(data['fixed']['scenarios'])} scenarios right")
     return 1 if wrong else 0
 
@@ -368,18 +378,18 @@ def run_real(ctx, target_name='master'):
                 output = log.read().decode(errors='replace')
             results[(name, label)] = (rc, output)
     wrong = 0
-    say(f"\n{'scenario':30} {'reproducer (expect bug)':40} "
+    put(f"\n{'scenario':30} {'reproducer (expect bug)':40} "
         "fixed (expect fixed)")
     for sc in scenario_table.BY_NAME:
         if sc not in REAL_IRONIC_SCENARIOS:
-            say(f"{sc:30} not applicable (real Ironic)")
+            put(f"{sc:30} not applicable (real Ironic)")
             continue
         r = results[(sc, 'reproducer')]
         f = results[(sc, 'fixed')]
         wrong += bool(f[0])
-        say(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
+        put(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
             f"{_real_verdict(*f, 'ok')}")
-    say(f"logs: {ctx.results('run')}/real-*.log")
+    put(f"logs: {ctx.results('run')}/real-*.log")
     return 1 if wrong else 0
 
 
@@ -396,15 +406,15 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
         f"{len(trees)} trees (in parallel)...")
     data = run_trees(ctx, target, venv, trees, scenarios, bench)
     wrong = evaluate(data, released=f"nova {target.version}")
-    say('')
+    put('')
     for row in table(data):
-        say(row)
+        put(row)
     if bench:
-        say('')
-        say('benchmark (N builds on N+S nodes, K torn down mid-deploy):')
+        put('')
+        put('benchmark (N builds on N+S nodes, K torn down mid-deploy):')
         for label in TREES:
             for b in data[label].get('bench', []):
-                say(f"  {label:10} N={b['n']:<3} S={b['s']:<2} K={b['k']:<3} "
+                put(f"  {label:10} N={b['n']:<3} S={b['s']:<2} K={b['k']:<3} "
                     f"outcome={b.get('outcome')} wall={b.get('wall_seconds')}s "
                     f"calls/build={b.get('ironic_calls_per_build')} "
                     f"healthy calls/poll={b.get('healthy_calls_per_poll')}"
@@ -413,8 +423,8 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
         'run.json'
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, sort_keys=True))
-    say(f"\nJSON: {out}")
-    say(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
+    put(f"\nJSON: {out}")
+    put(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
         f"{len(data['fixed']['scenarios'])} scenarios right; "
         f"{time.monotonic() - start:.0f} s")
     return 1 if wrong else 0
@@ -469,8 +479,16 @@ def _register():
                            "series' fake Ironic) as a fixed tree")))
     def cmd_run(ctx, args):
         if args.list:
+            given = [opt for opt, used in (
+                ('--tree', args.tree), ('--scenario', args.scenario),
+                ('--bench', args.bench), ('--json', args.json),
+                ('--ironic', args.ironic != 'fake'),
+                ('--target', args.target != 'master')) if used]
+            if given:
+                raise HarnessError(f"--list lists the scenarios; it does not take "
+                                   f"{', '.join(given)}")
             for line in scenario_list():
-                say(line)
+                put(line)
             return 0
         if args.tree:
             ignored = [opt for opt, used in (('--bench', args.bench),

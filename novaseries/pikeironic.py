@@ -51,6 +51,8 @@ LOG = logging.getLogger("novaseries.pikeironic")
 
 #: The Ironic release of pins/ironic-pike.txt.
 IRONIC_VERSION = "9.1.7"
+#: Bump when the venv's install recipe changes, to rebuild it.
+VENV_RECIPE = "2"
 #: The newest API microversion Ironic 9.1 serves (pike's Nova asks 1.32).
 MAX_MICROVERSION = "1.34"
 
@@ -170,7 +172,7 @@ def ensure_venv(build=None, root=None):
     pins = pins_file(root)
     try:
         python = util.find_interpreter("python2.7")
-        digest = hashlib.sha256(pins.read_bytes() + b"\0" +
+        digest = hashlib.sha256(pins.read_bytes() + b"\0" + VENV_RECIPE.encode() + b"\0" +
                                 util.interpreter_identity(python).encode()).hexdigest()
         with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
             util.build_venv(venv, python, [["-q", "--no-deps", "-r", pins]], digest,

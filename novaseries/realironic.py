@@ -83,10 +83,22 @@ def venv_dir(build=None):
     return pathlib.Path(build or default_build()) / "venvs" / "ironic"
 
 
+#: Bump when the Ironic venv's install recipe changes, to rebuild it.
+VENV_RECIPE = "2"
+
+
 def _base_python(python=None):
-    """The interpreter to build the venv from (absolute path of a python3)."""
-    python = python or os.environ.get("REALIRONIC_PYTHON") or sys.executable
-    # A venv's python is fine: ``-m venv`` uses its base interpreter.
+    """The interpreter to build the venv from: ``python`` or
+    ``$REALIRONIC_PYTHON`` if given, else Python 3.11 as the Nova venvs
+    find it (``novaseries.util.find_interpreter``: pyenv first), whichever
+    Python runs the harness."""
+    python = python or os.environ.get("REALIRONIC_PYTHON")
+    if not python:
+        from novaseries import util
+        try:
+            return str(util.find_interpreter("python3.11"))
+        except util.HarnessError as exc:
+            raise RealIronicError(str(exc)) from None
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
@@ -102,7 +114,7 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     venv = venv_dir(build)
     pins = pins_file(root)
     python = _base_python(python)
-    digest = hashlib.sha256(pins.read_bytes() + b"\0" +
+    digest = hashlib.sha256(pins.read_bytes() + b"\0" + VENV_RECIPE.encode() + b"\0" +
                             util.interpreter_identity(python).encode()).hexdigest()
     with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
         try:

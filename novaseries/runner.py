@@ -23,7 +23,7 @@ import subprocess
 import time
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import (HarnessError, build_venv, file_lock, find_interpreter,
+from novaseries.util import (LOG, HarnessError, build_venv, file_lock, find_interpreter,
                              interpreter_identity, git, run, say)
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
@@ -176,23 +176,31 @@ _ENDED = {3: "passed", 4: "failed", 5: "skipped", 6: "failed", 7: "passed"}
 
 
 class SubunitCounter:
-    """Counts ended tests in a subunit v2 byte stream fed in pieces.
+    """Counts the tests of a subunit v2 byte stream fed in pieces.
 
     Reads only each packet's header: the signature byte 0xB3, two flag
     bytes (status in the low 3 bits) and the packet's total length (a
-    1-4 byte varint whose top two bits give its size), then skips the
-    packet.  ``counts``: ``{"passed": n, "failed": n, "skipped": n}``.
+    1-4 byte number: the top two bits of its first byte say how many bytes
+    follow, the rest is big-endian), then skips the packet.
+
+    ``counts``: ``{"passed": n, "failed": n, "skipped": n}`` of the tests
+    that ended; ``listed``: the tests announced with status ``exists``
+    (0 when the producer does not list them first).
     """
 
     def __init__(self):
         self.counts = {"passed": 0, "failed": 0, "skipped": 0}
+        self.listed = 0
         self._buffer = b""
 
     @property
     def done(self):
+        """How many tests have ended."""
         return sum(self.counts.values())
 
     def feed(self, data):
+        """Count the packets that ``data`` (the next bytes of the stream)
+        completes; an incomplete packet waits for the next call."""
         buf = self._buffer + data
         pos = 0
         while True:
@@ -200,7 +208,7 @@ class SubunitCounter:
             if start < 0 or len(buf) - start < 4:
                 pos = len(buf) if start < 0 else start
                 break
-            size = 1 << (buf[start + 3] >> 6)
+            size = (buf[start + 3] >> 6) + 1
             if len(buf) - start < 3 + size:
                 pos = start
                 break
@@ -216,6 +224,8 @@ class SubunitCounter:
             status = buf[start + 2] & 0x07
             if status in _ENDED:
                 self.counts[_ENDED[status]] += 1
+            elif status == 1:  # exists: the producer lists its tests
+                self.listed += 1
             pos = start + length
         self._buffer = buf[pos:]
 
@@ -238,7 +248,8 @@ def _watch_progress(path, proc, label, every=PROGRESS_EVERY, clock=time.monotoni
             if finished:
                 return counter
             c = counter.counts
-            say(f"  [{label}] {counter.done} tests done ({c['failed']} failed, "
+            total = f"/{counter.listed}" if counter.listed else ""
+            say(f"  [{label}] {counter.done}{total} tests done ({c['failed']} failed, "
                 f"{c['skipped']} skipped), {clock() - start:.0f} s")
 
 
@@ -257,8 +268,17 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     with open(stream, "wb") as out, open(errlog, "wb") as err:
         proc = subprocess.Popen([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
                                 stderr=err, stdin=subprocess.DEVNULL)
-        _watch_progress(stream, proc, progress or label)
-        rc = proc.returncode
+        try:
+            _watch_progress(stream, proc, progress or label)
+        except Exception as exc:  # progress is a courtesy: never lose the run
+            LOG.debug(f"progress of {stream} not shown: {exc!r}")
+        finally:
+            try:
+                rc = proc.wait()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
     with open(stream, "rb") as data:
         proc = subprocess.run([str(venv / "bin" / "subunit2csv"), "--no-passthrough"],
                               stdin=data, capture_output=True, env=env)

@@ -110,7 +110,16 @@ class _FlushingHandler(logging.StreamHandler):
     def emit(self, record):
         if not self._fixed:
             self.stream = sys.stdout
+        if self.stream is None:  # stdout closed after a broken pipe
+            return
         super().emit(record)
+
+    def handleError(self, record):
+        # `novaseries run --list | head`: stop, as print() would, instead of
+        # logging's traceback for every further line
+        if isinstance(sys.exc_info()[1], BrokenPipeError):
+            raise sys.exc_info()[1]
+        super().handleError(record)
 
 
 def setup_logging(verbosity=0, stream=None):
@@ -201,9 +210,9 @@ def interpreter_identity(executable):
 
     :raises HarnessError: the interpreter does not run.
     """
-    code = ("import platform, sys; print(sys.implementation.name if hasattr(sys, "
-            "'implementation') else 'cpython', platform.python_version(), "
-            "platform.machine())")
+    code = ("import platform, sys; sys.stdout.write(' '.join(["
+            "getattr(getattr(sys, 'implementation', None), 'name', 'cpython'), "
+            "platform.python_version(), platform.machine()]) + '\\n')")
     try:
         proc = subprocess.run([str(executable), "-c", code], capture_output=True,
                               text=True, timeout=60)
@@ -231,7 +240,7 @@ def file_lock(path, what):
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            say(f"waiting for {what}: {path} is held by {holder}")
+            LOG.warning(f"waiting for {what}: {path} is held by {holder}")
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         handle.truncate()

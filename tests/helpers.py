@@ -6,6 +6,7 @@ Nothing here touches the network or the real project's build folder.
 
 import hashlib
 import io
+import logging
 import os
 import pathlib
 import shutil
@@ -57,6 +58,28 @@ def message(summary, body="Explain the change.", footer="Closes-Bug: #NNNNNNN"):
     return f"{summary}\n\n{body}\n\n{footer}\nChange-Id: {CHANGE_ID}\n"
 
 
+def capture_log(test, stream=None):
+    """Send the harness's logger (``novaseries``) to ``stream`` (a new
+    StringIO by default) for the rest of ``test``, and only there; the
+    handlers, level and propagation it had come back at the test's
+    clean-up (inside ``ci``, the CLI's handler).  Returns the stream."""
+    log = util.LOG
+    saved = (log.handlers[:], log.level, log.propagate)
+    stream = stream if stream is not None else io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+    def restore():
+        log.handlers[:] = saved[0]
+        log.setLevel(saved[1])
+        log.propagate = saved[2]
+    test.addCleanup(restore)
+    return stream
+
+
 class ProjectTestCase(unittest.TestCase):
     """A temporary project with target ``fake`` (nova 0.0.1 from a fake sdist,
     pre-seeded in the sdist cache) and an empty ``patches/fake/series``."""
@@ -64,6 +87,7 @@ class ProjectTestCase(unittest.TestCase):
     interpreter = "python3.11"
 
     def setUp(self):
+        self.log = capture_log(self)  # the harness's progress lines and warnings
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-test-"))
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.root = self.tmp / "project"

@@ -1,5 +1,8 @@
 """Command-line errors: one line, non-zero exit; the targets file."""
 
+import io
+import unittest
+
 from novaseries import targets
 from novaseries.util import HarnessError
 from tests import helpers
@@ -122,14 +125,35 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.addCleanup(lambda: (ci.EXTRA_STEPS.clear(), ci.EXTRA_STEPS.update(saved)))
         ci.register_step("good", good)
         ci.register_step("broken", broken)
-        out = io.StringIO()
-        handler = helpers.util.setup_logging(0, stream=out)
-        self.addCleanup(helpers.util.LOG.removeHandler, handler)
+        out = helpers.capture_log(self, io.StringIO())
         with contextlib.redirect_stdout(out):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
         self.assertEqual(status, 1)
         self.assertEqual(out.getvalue().splitlines()[-1], "2 passed, 2 failed, 0 skipped")
         self.assertIn("RuntimeError: boom", out.getvalue())
+
+    def test_steps_that_cannot_pass_quietly(self):
+        import contextlib
+        import io
+
+        from novaseries import ci
+
+        saved = dict(ci.EXTRA_STEPS)
+        self.addCleanup(lambda: (ci.EXTRA_STEPS.clear(), ci.EXTRA_STEPS.update(saved)))
+        ci.EXTRA_STEPS.clear()
+        ci.register_step("empty", lambda ctx: [])
+        ci.register_step("exits", lambda ctx: exec("raise SystemExit(0)"))
+        ci.register_step("needs", lambda ctx: self.fail("must not run"),
+                         targets=["fake", "nosuch"])
+        out = helpers.capture_log(self, io.StringIO())
+        with contextlib.redirect_stdout(out):
+            status = ci.ci(self.ctx, ["fake"], self_test=False)
+        text = out.getvalue()
+        self.assertEqual(1, status)
+        self.assertIn("FAIL empty: 0 passed, 1 failed  (error: step empty produced no result)",
+                      text)
+        self.assertIn("FAIL exits: 0 passed, 1 failed", text)
+        self.assertIn("ok   needs: 0 passed, 0 failed, 1 skipped  (no target nosuch)", text)
 
 
 class BrokenPluginTest(helpers.ProjectTestCase):
@@ -179,3 +203,86 @@ class BrokenPluginTest(helpers.ProjectTestCase):
         proc = self._cli("targets")
         self.assertEqual(0, proc.returncode, proc.stderr)
         self.assertIn("fake", proc.stdout)
+
+
+class LogHandlersSurviveTest(helpers.ProjectTestCase):
+    """The harness's own tests run inside ``ci``: they must give the CLI's
+    log handler back (a test that removed it silenced the rest of ci)."""
+
+    def test_capture_log_restores(self):
+        from novaseries import util
+        cli_handler = util.setup_logging(0, stream=io.StringIO())
+        self.addCleanup(util.LOG.removeHandler, cli_handler)
+        inner = unittest.TestCase("run")
+        inner.run = lambda *a: None
+        helpers.capture_log(inner)
+        self.assertNotIn(cli_handler, util.LOG.handlers)
+        inner.doCleanups()
+        self.assertIn(cli_handler, util.LOG.handlers)
+
+    def test_no_test_sets_up_the_clis_logging(self):
+        for path in (helpers.REPO / "tests").rglob("test_*.py"):
+            text = path.read_text()
+            calls = [line for line in text.splitlines()
+                     if "setup_logging(" in line and "cli_handler" not in line]
+            self.assertEqual([], calls, path)
+
+
+class OptionsRefusedTest(helpers.ProjectTestCase):
+    """Values from a known set are checked by argparse; options a command
+    would ignore are refused (no Ironic, no Nova needed)."""
+
+    def _refused(self, *args, code=1):
+        proc = self.cli(*args)
+        self.assertEqual(code, proc.returncode, (args, proc.stdout, proc.stderr))
+        return proc.stderr
+
+    def test_ironic(self):
+        self.assertIn("ironic sweep does not take --port",
+                      self._refused("ironic", "sweep", "--port", "3"))
+        self.assertIn("ironic install does not take --tree, --expect",
+                      self._refused("ironic", "install", "--tree", "t", "--expect", "bug"))
+        self.assertIn("ironic start --pike does not take --fake-delays",
+                      self._refused("ironic", "start", "--pike", "--fake-delays", "2"))
+        self.assertIn("ironic selftest --pike does not take -k",
+                      self._refused("ironic", "selftest", "--pike", "-k", "x"))
+        self.assertIn("invalid choice: 'bogus'", self._refused("ironic", "bogus", code=2))
+        self.assertIn("invalid choice: 'maybe'",
+                      self._refused("ironic", "selftest", "--expect", "maybe", code=2))
+        self.assertIn("is not a Nova tree",
+                      self._refused("ironic", "selftest", "--tree", str(self.tmp)))
+
+    def test_run(self):
+        self.assertIn("invalid choice: 'nosuch'",
+                      self._refused("run", "--scenario", "nosuch", code=2))
+        self.assertIn("expected N:S:K", self._refused("run", "--bench", "3:1:4", code=2))
+        self.assertIn("--tree judges one tree with the fake Ironic; it does not take "
+                      "--bench or --ironic real",
+                      self._refused("run", "--tree", str(self.tmp), "--bench", "2:1:1",
+                                    "--ironic", "real"))
+        self.assertIn("--list lists the scenarios; it does not take --scenario",
+                      self._refused("run", "--list", "--scenario", "abort"))
+
+
+class LoadPluginsTest(unittest.TestCase):
+
+    def test_each_command_of_a_failed_plugin_says_why(self):
+        from novaseries import ci, cli
+        saved = dict(cli.COMMANDS), dict(ci.PLUGIN_ERRORS)
+
+        def restore():
+            cli.COMMANDS.clear()
+            cli.COMMANDS.update(saved[0])
+            ci.PLUGIN_ERRORS.clear()
+            ci.PLUGIN_ERRORS.update(saved[1])
+        self.addCleanup(restore)
+        cli.load_plugins({"tests.no_such_plugin": ["cmd-a", "cmd-b"]})
+        reason = ci.PLUGIN_ERRORS["tests.no_such_plugin"]
+        self.assertIn("ModuleNotFoundError", reason)
+        for name in ("cmd-a", "cmd-b"):
+            help_text, func = cli.COMMANDS[name]
+            self.assertIn("unavailable", help_text)
+            with self.assertRaises(HarnessError) as caught:
+                func(None, None)
+            self.assertIn(f"command {name!r} is unavailable: tests.no_such_plugin "
+                          "failed to load", str(caught.exception))

@@ -246,10 +246,12 @@ class EvaluateTest(unittest.TestCase):
         rows = mainjob.table(data)
         self.assertIn('leftovers', rows[0])
         row = next(r for r in rows if r.startswith('undeploy-cleared'))
-        self.assertIn('node-1 keeps instance/VIFs', row)
+        self.assertIn(' 1 (below) ', row)
         fixed_row = next(r for r in rows if r.lstrip().startswith('fixed'))
         self.assertRegex(fixed_row, r' none +ok$')
         text = [r.strip() for r in rows if r.startswith(' ' * mainjob.TEXT_INDENT)]
+        self.assertEqual('left:  node-1 keeps instance/VIFs', text[0])
+        text = text[1:]
         self.assertTrue(text[0].startswith('fault: Exceeded'))
         # wrapped, not cut: every character is there
         joined = ''.join(t.replace('fault: ', '', 1) for t in text[:4])
