@@ -360,20 +360,8 @@ class PikeIronic(realironic.RealIronic):
             host=f"pike-ironic-{self.port}", run=run, ip=host, port=self.port,
             amqp_port=self.amqp_port, callback_timeout=self.callback_timeout,
             neutron_url=self.neutron.url, cleaning_network=CLEANING_NETWORK))
-        conf_args = ["--config-file", str(conf)]
-        if self.extra_conf:
-            (run / "extra.conf").write_text(self.extra_conf)
-            conf_args += ["--config-file", str(run / "extra.conf")]
-        res = subprocess.run([self._bin("ironic-dbsync"), *conf_args, "create_schema"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=120)
-        (run / "dbsync.log").write_text(res.stdout)
-        if res.returncode:
-            raise RealIronicError(
-                f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
-                f"--- {run}/ironic.log (tail) ---\n{procs.log_tail(run / 'ironic.log')}\n"
-                f"--- output ({run}/dbsync.log, tail) ---\n"
-                f"{procs.tail_text(res.stdout, 10)}")
+        conf_args = self._conf_args(conf)
+        self._create_schema(conf_args)
         self._spawn("ironic-conductor", [self._bin("ironic-conductor"), *conf_args],
                     run / "conductor.console.log")
         self._spawn("ironic", [self._bin("ironic-api"), *conf_args], run / "console.log")

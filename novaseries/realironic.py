@@ -304,26 +304,14 @@ class RealIronic:
             host=CONDUCTOR_HOST, run=run, ip=self.host, port=self.port,
             callback_timeout=self.callback_timeout,
             power_delay=int(self.fake_delays), boot_delay=int(self.fake_delays)))
-        conf_args = ["--config-file", str(conf)]
-        if self.extra_conf:
-            (run / "extra.conf").write_text(self.extra_conf)
-            conf_args += ["--config-file", str(run / "extra.conf")]
+        conf_args = self._conf_args(conf)
 
         # image server
         self._spawn("http", [self._bin("python"), "-m", "http.server", str(self.image_port),
                              "--bind", self.host, "--directory", str(run / "images")],
                     run / "http.log")
 
-        # schema
-        res = subprocess.run([self._bin("ironic-dbsync"), *conf_args, "create_schema"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=120)
-        (run / "dbsync.log").write_text(res.stdout)
-        if res.returncode:
-            raise RealIronicError(
-                f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
-                f"--- {run}/ironic.log (tail) ---\n{procs.log_tail(run / 'ironic.log')}\n"
-                f"--- output ({run}/dbsync.log, tail) ---\n{procs.tail_text(res.stdout, 10)}")
+        self._create_schema(conf_args)
 
         # ironic
         self._spawn("ironic", [self._bin("ironic"), *conf_args], run / "console.log")
@@ -360,6 +348,32 @@ class RealIronic:
         self.start_seconds = time.monotonic() - t0
         self.log(f"realironic: ironic {self.url} (pid {self.pid}) up in "
                  f"{self.start_seconds:.1f} s, run dir {run}")
+
+    def _conf_args(self, conf):
+        """``--config-file`` arguments: ``conf``, then ``extra_conf`` (written
+        to the run directory), whose options override."""
+        args = ["--config-file", str(conf)]
+        if self.extra_conf:
+            (self.run_dir / "extra.conf").write_text(self.extra_conf)
+            args += ["--config-file", str(self.run_dir / "extra.conf")]
+        return args
+
+    def _create_schema(self, conf_args):
+        """``ironic-dbsync create_schema`` (``upgrade`` cannot run on SQLite).
+
+        :raises RealIronicError: it failed; with ironic.log's and its own
+            output's tails (``dbsync.log``).
+        """
+        run = self.run_dir
+        res = subprocess.run([self._bin("ironic-dbsync"), *conf_args, "create_schema"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=120)
+        (run / "dbsync.log").write_text(res.stdout)
+        if res.returncode:
+            raise RealIronicError(
+                f"ironic-dbsync create_schema failed (rc {res.returncode}).\n"
+                f"--- {run}/ironic.log (tail) ---\n{procs.log_tail(run / 'ironic.log')}\n"
+                f"--- output ({run}/dbsync.log, tail) ---\n{procs.tail_text(res.stdout, 10)}")
 
     def _port_owner_is_not_ironic(self):
         """True if the API port is held by a process that is not ours."""

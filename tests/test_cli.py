@@ -276,7 +276,10 @@ class LoadPluginsTest(unittest.TestCase):
             ci.PLUGIN_ERRORS.clear()
             ci.PLUGIN_ERRORS.update(saved[1])
         self.addCleanup(restore)
-        cli.load_plugins({"tests.no_such_plugin": ["cmd-a", "cmd-b"]})
+        import contextlib
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            cli.load_plugins({"tests.no_such_plugin": ["cmd-a", "cmd-b"]})
+        self.assertIn("warning: tests.no_such_plugin failed to load", err.getvalue())
         reason = ci.PLUGIN_ERRORS["tests.no_such_plugin"]
         self.assertIn("ModuleNotFoundError", reason)
         for name in ("cmd-a", "cmd-b"):
