@@ -23,9 +23,9 @@ def lint_commits(tree, commits):
         subject = git(tree, "log", "-1", "--format=%s", commit)
         name = f"commit-msg {commit[:12]} {subject}"
         for warning in warnings:
-            say(f"  warning: {commit[:12]}: {warning}")
+            LOG.warning(f"  warning: {commit[:12]}: {warning}")
         for error in errors:
-            say(f"  error: {commit[:12]}: {error}")
+            LOG.error(f"  error: {commit[:12]}: {error}")
         outcomes.append(runner.Outcome(name, passed=0 if errors else 1,
                                        failed=1 if errors else 0,
                                        note="; ".join(errors)))

@@ -160,10 +160,15 @@ def ci(ctx, names=None, self_test=True):
         if needs and names and not set(needs) & set(names):
             continue  # ``ci --target`` chose other targets
         if needs and not set(needs) <= set(known):
+            # under CI=true a step that cannot run is a failure, as a
+            # missing interpreter is
             missing = sorted(set(needs) - set(known))
-            LOG.warning(f"warning: step {step} skipped: targets.toml has no "
-                        f"{', '.join(missing)}")
-            outcomes.append(runner.Outcome(step, skipped=1,
+            under_ci = os.environ.get("CI", "").lower() == "true"
+            (LOG.error if under_ci else LOG.warning)(
+                f"{'error' if under_ci else 'warning'}: step {step} not run: "
+                f"targets.toml has no {', '.join(missing)}")
+            outcomes.append(runner.Outcome(step, skipped=int(not under_ci),
+                                           failed=int(under_ci),
                                            note=f"no target {', '.join(missing)}"))
             continue
         say(f"=== {step}")

@@ -19,7 +19,7 @@ import re
 
 from novaseries import ci, mainjob, pikeironic, realironic, runner, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.util import say
+from novaseries.util import LOG, say
 
 
 def parse_unittest(text):
@@ -56,7 +56,7 @@ def real_ironic_step(ctx):
     if rc and not failed:
         failed = 1
     if failed:
-        say("\n".join(text.strip().splitlines()[-40:]))
+        LOG.error("\n".join(text.strip().splitlines()[-40:]))
     say(f"real Ironic tests: {ran} run, {failed} failed, {skipped} skipped "
         f"(log: {log_path})")
     return [runner.Outcome("real Ironic contract + end-to-end tests",
@@ -106,7 +106,7 @@ def pike_real_ironic_step(ctx):
         if (rc or not ran) and not failed:
             failed = 1  # a crash, or a run that found no test
         if failed:
-            say("\n".join(text.strip().splitlines()[-40:]))
+            LOG.error("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")
         outcomes.append(runner.Outcome(
             f"pike {label} tree vs Ironic {pikeironic.IRONIC_VERSION} end to end ({what})",

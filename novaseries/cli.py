@@ -207,8 +207,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("novaseries: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `novaseries run --list | head`
-        # what the Python docs advise: no further writes to the closed pipe
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+    except BrokenPipeError:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:  # stdout's reader went away: `run --list | head`
+            # what the Python docs advise: no further writes to the closed pipe
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+        raise  # a broken pipe elsewhere is an error

@@ -90,8 +90,9 @@ VENV_RECIPE = "2"
 def _base_python(python=None):
     """The interpreter to build the venv from: ``python`` or
     ``$REALIRONIC_PYTHON`` if given, else Python 3.11 as the Nova venvs
-    find it (``novaseries.util.find_interpreter``: pyenv first), whichever
-    Python runs the harness."""
+    find it (``novaseries.util.find_interpreter``: the running Python if it
+    is a 3.11, else pyenv's, else PATH's); the venv's recipe records the
+    interpreter's identity, not this path."""
     python = python or os.environ.get("REALIRONIC_PYTHON")
     if not python:
         from novaseries import util

@@ -271,7 +271,7 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
         try:
             _watch_progress(stream, proc, progress or label)
         except Exception as exc:  # progress is a courtesy: never lose the run
-            LOG.debug(f"progress of {stream} not shown: {exc!r}")
+            LOG.warning(f"warning: progress of {stream} not shown: {exc!r}")
         finally:
             try:
                 rc = proc.wait()
@@ -291,13 +291,12 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     if rc and not any(s == "failed" for s in results.values()):
         note = f"stestr exited {rc}; see {errlog}"
         tail = errlog.read_text(errors="replace").strip().splitlines()[-15:]
-        say("\n".join("    " + line for line in tail))
+        LOG.error("\n".join("    " + line for line in tail))
     failed = sorted(t for t, s in results.items() if s == "failed")
     if failed:
-        say(f"    failed tests ({len(failed)}), details: "
-            f"{venv}/bin/subunit2pyunit < {stream}")
-        for test_id in failed[:30]:
-            say(f"      {test_id}")
+        LOG.error(f"    failed tests ({len(failed)}), details: "
+                  f"{venv}/bin/subunit2pyunit < {stream}\n"
+                  + "\n".join(f"      {test_id}" for test_id in failed[:30]))
     return results, note
 
 

@@ -145,15 +145,19 @@ class CiStepsTest(helpers.ProjectTestCase):
         ci.register_step("exits", lambda ctx: exec("raise SystemExit(0)"))
         ci.register_step("needs", lambda ctx: self.fail("must not run"),
                          targets=["fake", "nosuch"])
-        out = helpers.capture_log(self, io.StringIO())
-        with contextlib.redirect_stdout(out):
-            status = ci.ci(self.ctx, ["fake"], self_test=False)
-        text = out.getvalue()
-        self.assertEqual(1, status)
-        self.assertIn("FAIL empty: 0 passed, 1 failed  (error: step empty produced no result)",
-                      text)
-        self.assertIn("FAIL exits: 0 passed, 1 failed", text)
-        self.assertIn("ok   needs: 0 passed, 0 failed, 1 skipped  (no target nosuch)", text)
+        from unittest import mock
+        for under_ci, needs in (("", "ok   needs: 0 passed, 0 failed, 1 skipped"),
+                                ("true", "FAIL needs: 0 passed, 1 failed")):
+            out = helpers.capture_log(self, io.StringIO())
+            with contextlib.redirect_stdout(out), \
+                    mock.patch.dict("os.environ", {"CI": under_ci}):
+                status = ci.ci(self.ctx, ["fake"], self_test=False)
+            text = out.getvalue()
+            self.assertEqual(1, status)
+            self.assertIn("FAIL empty: 0 passed, 1 failed  (error: step empty produced no "
+                          "result)", text)
+            self.assertIn("FAIL exits: 0 passed, 1 failed", text)
+            self.assertIn(f"{needs}  (no target nosuch)", text)
 
 
 class BrokenPluginTest(helpers.ProjectTestCase):

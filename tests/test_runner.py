@@ -128,6 +128,8 @@ class FileLockTest(unittest.TestCase):
              "    print('held', flush=True); sys.stdin.readline()\n",
              str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             cwd=str(helpers.REPO))
+        self.addCleanup(child.stdout.close)
+        self.addCleanup(child.stdin.close)
         self.addCleanup(child.kill)
         self.assertEqual("held\n", child.stdout.readline())
         acquired, waiting, said = threading.Event(), threading.Event(), []
@@ -190,7 +192,8 @@ def _packet(status, test_id=b"nova.tests.unit.test_x.T.test_y", big=False):
 #: A stream written by python-subunit 1.4's StreamResultToBytes (zlib,
 #: base64): t.exists (exists), t.a (inprogress, success), t.b (inprogress,
 #: a 70,000-byte attachment, fail), t.c (skip), t.d (success with a
-#: 20,000-byte attachment): 4-, 3- and 1-byte packet lengths.
+#: 20,000-byte attachment): 3- and 1-byte packet lengths (the 2-byte ones
+#: come from _packet below).
 REAL_STREAM = (
     "eNrtyCFOA1EARdHAhIY2NbUoKr9pt4DAkEAFQVQyHSZNw6Q09IshQbQbQNYRFoAhfIXCswQEhpCwDChh"
     "CQjEOeq+l8JGZzv2ynoyj/PVy819CpvtLPbyu6fmZwrZT598vB79/qPGw/A4hdNlZ7VerVjWsT+r8sm0"
