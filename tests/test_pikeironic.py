@@ -15,6 +15,7 @@ from unittest import mock
 
 from novaseries import cisteps, pikeironic, runner
 from novaseries.realironic import RealIronicError
+from tests import helpers
 
 
 def _call(method, url, body=None):
@@ -89,6 +90,7 @@ class CiStepTest(unittest.TestCase):
     """The step's outcomes come from each tree's unittest output."""
 
     def _step(self, logs):
+        helpers.capture_log(self)  # the failed runs' tails are logged at ERROR
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             results = []

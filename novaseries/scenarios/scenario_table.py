@@ -117,7 +117,8 @@ def lost_fault(aborted=False):
     def check(obs):
         generic = obs.get('lost_fault')
         if generic is None:
-            return 'the tree has no IronicNodeLost'
+            return 'fault %r, not the generic one: the tree has no IronicNodeLost' % (
+                (obs.get('fault') or '')[:90],)
         extra = set(obs.get('lost_fault_fields') or ()) - {'node',
                                                            'instance'}
         if extra:
