@@ -91,6 +91,17 @@ def _failure(name, exc):
     return runner.Outcome(name, failed=1, note=f"error: {exc}")
 
 
+def _cannot_run(name, why, note):
+    """An Outcome for a target or step that cannot run here: skipped with a
+    warning, but a failure (and an error) under ``CI=true``, where the
+    machine must have everything."""
+    under_ci = os.environ.get("CI", "").lower() == "true"
+    (LOG.error if under_ci else LOG.warning)(
+        f"{'error' if under_ci else 'warning'}: {why}: "
+        f"{'cannot run under CI=true' if under_ci else 'skipped'}")
+    return runner.Outcome(name, failed=int(under_ci), skipped=int(not under_ci), note=note)
+
+
 def _missing_interpreter(target):
     """An Outcome when ``target``'s interpreter is missing and the target
     allows that (``optional_interpreter``), else None.
@@ -103,13 +114,8 @@ def _missing_interpreter(target):
     try:
         find_interpreter(target.interpreter)
     except HarnessError as exc:
-        under_ci = os.environ.get("CI", "").lower() == "true"
-        (LOG.error if under_ci else LOG.warning)(
-            f"{'error' if under_ci else 'warning'}: {exc}: target {target.name} "
-            f"{'cannot run under CI=true' if under_ci else 'skipped'}")
-        return runner.Outcome(f"{target.name}: {target.interpreter} missing",
-                              failed=int(under_ci), skipped=int(not under_ci),
-                              note="target not tested")
+        return _cannot_run(f"{target.name}: {target.interpreter} missing",
+                           f"{exc}: target {target.name}", "target not tested")
     return None
 
 
@@ -122,8 +128,8 @@ def ci(ctx, names=None, self_test=True):
     covers.  Failures: a failed test or check, a target or step that
     raises (or exits), a step that returns no Outcome, a plugin that did
     not load (:data:`PLUGIN_ERRORS`).  A step whose targets are not in
-    targets.toml counts as skipped.  Prints the summary, the times and,
-    last, ``N passed, N failed, N skipped``.
+    targets.toml counts as skipped (a failure under ``CI=true``).  Prints
+    the summary, the times and, last, ``N passed, N failed, N skipped``.
 
     :returns: 1 if anything failed, else 0.
     """
@@ -160,16 +166,9 @@ def ci(ctx, names=None, self_test=True):
         if needs and names and not set(needs) & set(names):
             continue  # ``ci --target`` chose other targets
         if needs and not set(needs) <= set(known):
-            # under CI=true a step that cannot run is a failure, as a
-            # missing interpreter is
-            missing = sorted(set(needs) - set(known))
-            under_ci = os.environ.get("CI", "").lower() == "true"
-            (LOG.error if under_ci else LOG.warning)(
-                f"{'error' if under_ci else 'warning'}: step {step} not run: "
-                f"targets.toml has no {', '.join(missing)}")
-            outcomes.append(runner.Outcome(step, skipped=int(not under_ci),
-                                           failed=int(under_ci),
-                                           note=f"no target {', '.join(missing)}"))
+            missing = ', '.join(sorted(set(needs) - set(known)))
+            outcomes.append(_cannot_run(step, f"step {step}: targets.toml has no {missing}",
+                                        f"no target {missing}"))
             continue
         say(f"=== {step}")
         t0 = time.monotonic()

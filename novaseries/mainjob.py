@@ -295,12 +295,6 @@ def _bug_reasons(obs):
     return judge(obs['scenario'], 'fixed', obs, outcome_only=True)
 
 
-def _is_bug(obs):
-    """True when the fixed tree's expectations (outcome, not log lines)
-    fail on this observation."""
-    return bool(_bug_reasons(obs))
-
-
 def check_tree(ctx, tree, target_name='master', scenarios=(),
                json_out=None):
     """Run the scenarios in one Nova tree of the user's and judge it as a

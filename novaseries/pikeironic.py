@@ -53,8 +53,6 @@ LOG = logging.getLogger("novaseries.pikeironic")
 IRONIC_VERSION = "9.1.7"
 #: Bump when the venv's install recipe changes, to rebuild it.
 VENV_RECIPE = "2"
-#: The newest API microversion Ironic 9.1 serves (pike's Nova asks 1.32).
-MAX_MICROVERSION = "1.34"
 
 _ROOT = realironic.project_root()
 
@@ -168,19 +166,10 @@ def ensure_venv(build=None, root=None):
     """
     from novaseries import util
     build = pathlib.Path(build or realironic.default_build())
-    venv = venv_dir(build)
-    pins = pins_file(root)
-    try:
-        python = util.find_interpreter("python2.7")
-        digest = hashlib.sha256(pins.read_bytes() + b"\0" + VENV_RECIPE.encode() + b"\0" +
-                                util.interpreter_identity(python).encode()).hexdigest()
-        with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
-            util.build_venv(venv, python, [["-q", "--no-deps", "-r", pins]], digest,
-                            build / "results" / "pike-realironic" / "venv-install.log",
-                            tool="virtualenv", what=f"ironic {IRONIC_VERSION} venv")
-    except util.HarnessError as exc:
-        raise RealIronicError(f"{exc}\n{exc.details}".rstrip()) from None
-    return venv
+    return realironic.pinned_venv(
+        venv_dir(build), lambda: util.find_interpreter("python2.7"), pins_file(root),
+        VENV_RECIPE, ["--no-deps"], build / "results" / "pike-realironic" / "venv-install.log",
+        f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 
 class FakeNeutron:
@@ -286,6 +275,9 @@ class PikeIronic(realironic.RealIronic):
         relevant log's tail.
     """
 
+    SERVER = "ironic-api"
+    INSTALL = "novaseries ironic install --pike"
+
     def __init__(self, venv=None, workdir=None, **kwargs):
         kwargs.pop("fake_delays", None)
         super().__init__(venv=venv or venv_dir(), workdir=workdir, **kwargs)
@@ -300,13 +292,7 @@ class PikeIronic(realironic.RealIronic):
             raise RealIronicError(
                 f"cannot start Ironic {IRONIC_VERSION}: {', '.join(missing)} not found "
                 "(Debian: apt-get install rabbitmq-server; .ci/run does it)")
-        if not (self.venv / "bin" / "ironic-api").exists():
-            raise RealIronicError(f"no ironic-api in {self.venv}: run "
-                                  "`novaseries ironic install --pike`")
         return super().start()
-
-    def _bin(self, name):
-        return str(self.venv / "bin" / name)
 
     def _start(self, t0):
         host = self.host

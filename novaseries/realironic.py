@@ -111,20 +111,32 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
+    return pinned_venv(venv_dir(build), lambda: _base_python(python), pins_file(root),
+                       VENV_RECIPE, [],
+                       pathlib.Path(build or default_build()) / "results" / "realironic" /
+                       "venv-install.log", f"ironic {IRONIC_VERSION} venv")
+
+
+def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
+    """An Ironic venv: ``pip install -q <pip_args> -r <pins>`` into ``venv``
+    made from ``python()`` (``novaseries.util.build_venv``, which locks
+    and reuses it while the sha256 of the pins, ``recipe`` and the
+    interpreter's identity are unchanged).
+
+    :param python: a function returning the interpreter (it may raise).
+    :returns: the venv path.
+    :raises RealIronicError: no interpreter, or venv creation or pip failed
+        (with pip's tail).
+    """
     from novaseries import util
-    venv = venv_dir(build)
-    pins = pins_file(root)
-    python = _base_python(python)
-    digest = hashlib.sha256(pins.read_bytes() + b"\0" + VENV_RECIPE.encode() + b"\0" +
-                            util.interpreter_identity(python).encode()).hexdigest()
-    with util.file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
-        try:
-            util.build_venv(venv, python, [["-q", "-r", pins]], digest,
-                            pathlib.Path(build or default_build()) / "results" /
-                            "realironic" / "venv-install.log",
-                            what=f"ironic {IRONIC_VERSION} venv")
-        except util.HarnessError as exc:
-            raise RealIronicError(f"{exc}\n{exc.details}") from None
+    try:
+        interpreter = python()
+        digest = hashlib.sha256(pins.read_bytes() + b"\0" + recipe.encode() + b"\0" +
+                                util.interpreter_identity(interpreter).encode()).hexdigest()
+        util.build_venv(venv, interpreter, [["-q", *pip_args, "-r", pins]], digest,
+                        log_path, tool=tool, what=what)
+    except util.HarnessError as exc:
+        raise RealIronicError(f"{exc}\n{exc.details}".rstrip()) from None
     return venv
 
 
@@ -220,6 +232,10 @@ class RealIronic:
     ``run_dir``, ``log_path``, ``pid`` (the ironic master), ``start_seconds``.
     """
 
+    #: The server program start() needs in the venv, and how to get it.
+    SERVER = "ironic"
+    INSTALL = "novaseries ironic install"
+
     def __init__(self, venv=None, workdir=None, port=None, image_port=None,
                  fake_delays=0, callback_timeout=1800, host="127.0.0.1",
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
@@ -266,9 +282,9 @@ class RealIronic:
             failed, ironic exited or never answered; the message has the log
             tail.  Whatever was started is stopped again before raising.
         """
-        if not (self.venv / "bin" / "ironic").exists():
-            raise RealIronicError(f"no ironic in {self.venv}: run "
-                                  "`novaseries ironic install`")
+        if not (self.venv / "bin" / self.SERVER).exists():
+            raise RealIronicError(f"no {self.SERVER} in {self.venv}: run "
+                                  f"`{self.INSTALL}`")
         sweep(self.workdir, log=self.log)
         t0 = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)

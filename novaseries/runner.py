@@ -23,7 +23,7 @@ import subprocess
 import time
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import (LOG, HarnessError, build_venv, file_lock, find_interpreter,
+from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
                              interpreter_identity, git, run, say)
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
@@ -135,18 +135,14 @@ def ensure_venv(ctx, target):
     """Create or reuse ``build/venvs/NAME`` (the target's ``venv``, by default
     its name); return ``(path, seconds spent)``.
 
-    Holds ``build/venvs/NAME.lock`` while it checks and builds: a second
-    command that needs the same venv waits for the first (and then reuses
-    what it built)."""
+    :func:`novaseries.util.build_venv` holds ``build/venvs/NAME.lock``
+    meanwhile: a second command that needs the same venv waits for the
+    first (and then reuses what it built)."""
     interpreter = find_interpreter(target.interpreter)
     if not target.pins.is_file():
         raise HarnessError(f"target {target.name}: pins file {target.pins} is missing")
     venv = ctx.venv(target.venv_name)
-    with file_lock(venv.parent / f"{venv.name}.lock", f"venv {venv.name}"):
-        return _ensure_venv(ctx, target, interpreter, venv)
 
-
-def _ensure_venv(ctx, target, interpreter, venv):
     def installs():  # the pins, then Nova's sdist without its dependencies
         sdist = sdist_mod.fetch(target, ctx.sdist_cache)
         return [[*target.pip_args, "-r", target.pins], ["--no-deps", sdist]]

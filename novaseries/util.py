@@ -85,7 +85,6 @@ def find_root():
     return pathlib.Path(__file__).resolve().parent.parent
 
 
-#: Set by the harness's own tests to silence progress lines.
 #: The harness's logger; its progress lines are INFO records.  The CLI
 #: sends them to stdout (:func:`setup_logging`; ``-q`` keeps WARNING and
 #: up, ``-v`` adds DEBUG).  Without that set-up (the harness's own tests)
@@ -265,8 +264,9 @@ def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marke
     ``virtualenv`` (``tool="virtualenv"``, in the harness's environment:
     ``pip install -e '.[py27]'``), then each of ``installs`` (argument lists
     for ``pip install``; or a function returning them, called only when
-    the venv is made, e.g. to download what it installs).  The caller
-    holds the venv's lock (:func:`file_lock`).
+    the venv is made, e.g. to download what it installs).  Holds
+    ``<venv>.lock`` (:func:`file_lock`) while it checks and builds: a
+    second command that needs the same venv waits, then reuses it.
 
     :param marker: the marker file (default ``<venv>/novaseries-recipe.sha256``).
     :returns: ``(venv, seconds spent)``; 0 when reused.
@@ -274,7 +274,12 @@ def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marke
         tail of ``log_path``).
     """
     venv = pathlib.Path(venv)
-    marker = pathlib.Path(marker or venv / "novaseries-recipe.sha256")
+    with file_lock(venv.parent / f"{venv.name}.lock", f"{what} {venv.name}"):
+        return _build_venv(venv, interpreter, installs, digest, log_path, tool,
+                           pathlib.Path(marker or venv / "novaseries-recipe.sha256"), what)
+
+
+def _build_venv(venv, interpreter, installs, digest, log_path, tool, marker, what):
     if marker.is_file() and (venv / "bin" / "python").exists() and \
             marker.read_text().strip() == digest:
         say(f"{what}: {venv} (reused, recipe unchanged)")

@@ -194,7 +194,7 @@ class JudgeTest(unittest.TestCase):
                    fault=None, usages={NODE: 0}, hooks_fired=['a', 'b'],
                    definition={'action': 'undeploy', 'then': [[3, 'delete']]})
         self.assertTrue(mainjob.judge(obs['scenario'], 'fixed', obs))
-        self.assertFalse(mainjob._is_bug(obs))
+        self.assertEqual([], mainjob._bug_reasons(obs))
 
 
 class EvaluateTest(unittest.TestCase):
