@@ -31,10 +31,10 @@ import textwrap
 import threading
 import time
 
-from novaseries import runner, targets as targets_mod
-from novaseries.scenarios import scenario_table
+from novaseries import benchreport, runner, targets as targets_mod
+from novaseries.scenarios import bench_table, scenario_table
 from novaseries import tree as tree_mod
-from novaseries.util import HarnessError, say
+from novaseries.util import LOG, HarnessError, say
 
 INNER = pathlib.Path(__file__).with_name("scenarios") / "nova_scenarios.py"
 TREES = scenario_table.TREES
@@ -92,7 +92,7 @@ def _stream(proc, label, lines):
             say(f"  {label:10}{line.strip()}")
 
 
-def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
+def run_trees(ctx, target, venv, trees, scenarios=()):
     """Run the inner runner in each tree (in parallel); return {tree: data}.
 
     :param trees: {label: tree path}.
@@ -108,8 +108,6 @@ def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
         cmd = [str(venv / 'bin' / 'python'), str(INNER), '--out', str(out)]
         for name in scenarios:
             cmd += ['--scenario', name]
-        for spec in bench:
-            cmd += ['--bench', spec]
         env = runner.test_env(target, venv, tree)
         env['OS_DEBUG'] = '0'
         log = open(outdir / f"{label}.log", 'w')
@@ -136,6 +134,58 @@ def run_trees(ctx, target, venv, trees, scenarios=(), bench=()):
                                '\n'.join(lines[-20:] + ['--- stderr:'] + tail))
         data[label] = json.loads(out.read_text())
     return data
+
+
+def bench_trees(ctx, target, venv, trees, bench, runs):
+    """Run the benchmark: each spec ``runs`` times in each tree.
+
+    One process per run and one at a time, so that a run has the machine
+    to itself: run i of both trees back to back, the reproducer first for
+    odd i and the fixed tree first for even i (a drift of the machine's
+    speed favours neither). Each process's log is appended to
+    ``build/results/run/<tree>.bench.log``.
+
+    :param trees: {label: tree path}.
+    :param bench: specs or suite names (``bench_table.expand``).
+    :returns: {label: [record, ...]} (keys: ``bench_table.RECORD``); a run
+        that wrote no record gives one with its ``error``.
+    """
+    outdir = ctx.results('run')
+    outdir.mkdir(parents=True, exist_ok=True)
+    records = {label: [] for label in trees}
+    logs = {label: outdir / f"{label}.bench.log" for label in trees}
+    for path in logs.values():
+        path.write_text('')
+    for spec in bench_table.expand(bench):
+        for i in range(1, runs + 1):
+            order = list(trees) if i % 2 else list(reversed(list(trees)))
+            for label in order:
+                out = outdir / f"{label}.bench.json"
+                out.unlink(missing_ok=True)
+                with open(logs[label], 'a') as log:
+                    proc = subprocess.run(
+                        [str(venv / 'bin' / 'python'), str(INNER), '--out',
+                         str(out), '--bench', spec.text, str(i)],
+                        cwd=trees[label], stdin=subprocess.DEVNULL,
+                        stdout=log, stderr=log,
+                        env=dict(runner.test_env(target, venv, trees[label]),
+                                 OS_DEBUG='0'))
+                try:
+                    rec = json.loads(out.read_text())['bench'][0]
+                except (OSError, ValueError, IndexError, KeyError):
+                    rec = {'spec': spec.text, 'run': i, 'n': spec.n,
+                           's': spec.s, 'k': spec.k,
+                           'error': f"benchmark process exited "
+                           f"{proc.returncode} without a record; its log: "
+                           f"{logs[label]}"}
+                records[label].append(rec)
+                outcome = ', '.join(f"{n} {s}" for s, n in
+                                    sorted(rec.get('outcome', {}).items()))
+                say(f"  {label:10}[bench {spec.text} run {i}/{runs}] "
+                    f"{outcome or 'no outcome'}, "
+                    f"{rec.get('wall_seconds', '?')} s"
+                    f"{' ERROR IN RUNNER' if rec.get('error') else ''}")
+    return records
 
 
 def prepare_trees(ctx, target):
@@ -388,40 +438,54 @@ def run_real(ctx, target_name='master'):
 
 
 def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
-        ironic='fake'):
-    """The main job.  Returns the exit status (0: fixed tree all right)."""
+        ironic='fake', bench_runs=1):
+    """The main job.  Returns the exit status (0: fixed tree all right and,
+    with ``bench``, the benchmark without problems)."""
     if ironic == 'real':
         return run_real(ctx, target_name)
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    say(f"running {len(scenarios) or len(SCENARIOS)} scenarios in "
-        f"{len(trees)} trees (in parallel)...")
-    data = run_trees(ctx, target, venv, trees, scenarios, bench)
-    wrong = evaluate(data, released=f"nova {target.version}")
-    put('')
-    for row in table(data):
-        put(row)
+    names = list(scenarios) or ([] if bench else [s.name for s in SCENARIOS])
+    if names:
+        say(f"running {len(names)} scenarios in {len(trees)} trees (in "
+            "parallel)...")
+        data = run_trees(ctx, target, venv, trees, names)
+    else:
+        data = {label: {'scenarios': []} for label in trees}
     if bench:
+        runs = len(bench_table.expand(bench)) * bench_runs
+        say(f"running {runs} benchmark runs in each of {len(trees)} trees "
+            "(one at a time)...")
+        for label, recs in bench_trees(ctx, target, venv, trees, bench,
+                                       bench_runs).items():
+            data[label]['bench'] = recs
+    wrong = evaluate(data, released=f"nova {target.version}")
+    if data['fixed']['scenarios']:
         put('')
-        put('benchmark (N builds on N+S nodes, K torn down mid-deploy):')
-        for label in TREES:
-            for b in data[label].get('bench', []):
-                put(f"  {label:10} N={b['n']:<3} S={b['s']:<2} K={b['k']:<3} "
-                    f"outcome={b.get('outcome')} wall={b.get('wall_seconds')}s "
-                    f"calls/build={b.get('ironic_calls_per_build')} "
-                    f"healthy calls/poll={b.get('healthy_calls_per_poll')}"
-                    f"{' ERROR' if b.get('error') else ''}")
+        for row in table(data):
+            put(row)
+    lines, problems = benchreport.report(data)
+    if lines:
+        put('')
+        for line in lines:
+            put(line)
+        for problem in problems:
+            LOG.error("benchmark: %s", problem)
+        put(f"benchmark: {len(problems) or 'no'} problem(s)")
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'run.json'
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, sort_keys=True))
     put(f"\nJSON: {out}")
-    put(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
-        f"{len(data['fixed']['scenarios'])} scenarios right; "
-        f"{time.monotonic() - start:.0f} s")
-    return 1 if wrong else 0
+    if data['fixed']['scenarios']:
+        put(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
+            f"{len(data['fixed']['scenarios'])} scenarios right; "
+            f"{time.monotonic() - start:.0f} s")
+    else:
+        put(f"{time.monotonic() - start:.0f} s")
+    return 1 if wrong or problems else 0
 
 
 def scenario_list():
@@ -438,15 +502,24 @@ def scenario_list():
 
 
 def _bench_spec(spec):
-    """argparse type of ``--bench``: ``N:S:K`` with N >= 1 builds, S spare
-    nodes, K <= N torn down."""
+    """argparse type of ``--bench``: ``N:S:K[:option=value,...]`` (see
+    ``bench_table.parse``) or a suite name (``bench_table.SUITES``)."""
     import argparse
-    if not re.fullmatch(r"[1-9]\d*:\d+:\d+", spec) or \
-            int(spec.split(':')[2]) > int(spec.split(':')[0]):
+    if spec in bench_table.SUITES:
+        return spec
+    try:
+        return bench_table.parse(spec).text
+    except ValueError as e:
         raise argparse.ArgumentTypeError(
-            f"{spec!r}: expected N:S:K with N >= 1 builds, S spare nodes, "
-            "K <= N torn down")
-    return spec
+            f"{e}; or a suite: {', '.join(bench_table.SUITES)}")
+
+
+def _runs(text):
+    """argparse type of ``--bench-runs``: an integer >= 1."""
+    import argparse
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 1")
+    return int(text)
 
 
 def _register():
@@ -462,10 +535,18 @@ def _register():
                                'names are listed below)')),
         (('--list',), dict(action='store_true', help='list the scenarios with '
                            'what each tree must show, and stop')),
-        (('--bench',), dict(action='append', default=[], metavar='N:S:K',
+        (('--bench',), dict(action='append', default=[],
+                            metavar='N:S:K[:option=value,...]|SUITE',
                             type=_bench_spec,
-                            help='benchmark: N concurrent builds on N+S '
-                            'nodes, K torn down (e.g. 10:2:3)')),
+                            help='benchmark (repeatable): N concurrent '
+                            'builds on N+S nodes, K undeployed in wait '
+                            'call-back, Nova options '
+                            f"{', '.join(bench_table.OPTIONS)}; or a suite: "
+                            f"{', '.join(bench_table.SUITES)} "
+                            '(doc/main-job.rst)')),
+        (('--bench-runs',), dict(type=_runs, default=3, metavar='R',
+                                 help='runs of each benchmark spec (default '
+                                 '3; the report gives medians)')),
         (('--json',), dict(help='where to write the JSON (default: '
                            'build/results/run/run.json)')),
         (('--ironic',), dict(choices=('fake', 'real'), default='fake')),
@@ -476,6 +557,7 @@ def _register():
             given = [opt for opt, used in (
                 ('--tree', args.tree), ('--scenario', args.scenario),
                 ('--bench', args.bench), ('--json', args.json),
+                ('--bench-runs', args.bench_runs != 3),
                 ('--ironic', args.ironic != 'fake'),
                 ('--target', args.target != 'master')) if used]
             if given:
@@ -486,6 +568,7 @@ def _register():
             return 0
         if args.tree:
             ignored = [opt for opt, used in (('--bench', args.bench),
+                                             ('--bench-runs', args.bench_runs != 3),
                                              ('--ironic real', args.ironic == 'real'))
                        if used]
             if ignored:
@@ -493,8 +576,13 @@ def _register():
                                    f"it does not take {' or '.join(ignored)}")
             return check_tree(ctx, args.tree, args.target, args.scenario,
                               args.json)
+        if args.bench_runs != 3 and not args.bench:
+            raise HarnessError("--bench-runs needs --bench")
+        if args.bench and args.ironic == 'real':
+            raise HarnessError("--bench runs on the fake Ironic; it does not "
+                               "take --ironic real")
         return run(ctx, args.target, args.scenario, args.bench, args.json,
-                   args.ironic)
+                   args.ironic, args.bench_runs)
 
     cmd_run.epilog = 'scenarios (novaseries/scenarios/scenario_table.py):\n' + \
         '\n'.join(f"  {sc.name:30} {sc.title}" for sc in SCENARIOS)

@@ -259,7 +259,15 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
     def test_run(self):
         self.assertIn("invalid choice: 'nosuch'",
                       self._refused("run", "--scenario", "nosuch", code=2))
-        self.assertIn("expected N:S:K", self._refused("run", "--bench", "3:1:4", code=2))
+        self.assertIn("K (4 torn down) > N (3 builds)",
+                      self._refused("run", "--bench", "3:1:4", code=2))
+        self.assertIn("expected N:S:K", self._refused("run", "--bench", "3:1", code=2))
+        self.assertIn("--bench-runs needs --bench",
+                      self._refused("run", "--bench-runs", "2"))
+        self.assertIn("--bench runs on the fake Ironic",
+                      self._refused("run", "--bench", "cost", "--ironic", "real"))
+        self.assertIn("expected a number >= 1",
+                      self._refused("run", "--bench", "cost", "--bench-runs", "0", code=2))
         self.assertIn("--tree judges one tree with the fake Ironic; it does not take "
                       "--bench or --ironic real",
                       self._refused("run", "--tree", str(self.tmp), "--bench", "2:1:1",

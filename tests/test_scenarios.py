@@ -88,7 +88,7 @@ class TableTest(unittest.TestCase):
     def test_observation_keys_are_documented(self):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
-        runner = RUNNER.read_text()
+        runner = RUNNER.read_text().split('# -- benchmark', 1)[0]
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))
@@ -284,9 +284,26 @@ class ParseTest(unittest.TestCase):
 
     def test_bench_spec(self):
         self.assertEqual('10:5:3', mainjob._bench_spec('10:5:3'))
-        for bad in ('0:1:0', '3:1:4', '1:2', 'a:b:c', '10:5:3:1', ' 1:1:1'):
+        self.assertEqual('scale', mainjob._bench_spec('scale'))
+        # normalised: sorted options, defaults dropped, booleans lower case
+        self.assertEqual(
+            '5:1:1:max_attempts=5,shuffle_best_same_weighed_hosts=true',
+            mainjob._bench_spec('5:1:1:shuffle_best_same_weighed_hosts=True,'
+                                'max_attempts=5,host_subset_size=1'))
+        for bad in ('0:1:0', '3:1:4', '1:2', 'a:b:c', '10:5:3:1', ' 1:1:1',
+                    '10:5:3:max_attempts=0', '10:5:3:max_attempts=x',
+                    '10:5:3:shuffle_best_same_weighed_hosts=1',
+                    '10:5:3:max_attempts=5,max_attempts=4',
+                    '10:5:3:cpu_allocation_ratio=2', 'scales'):
             with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
                 mainjob._bench_spec(bad)
+        with self.assertRaisesRegex(argparse.ArgumentTypeError,
+                                    'unknown option.*known: host_subset_size'):
+            mainjob._bench_spec('1:0:0:foo=1')
+        self.assertEqual(3, mainjob._runs('3'))
+        for bad in ('0', '-1', 'x'):
+            with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
+                mainjob._runs(bad)
 
 
 if __name__ == '__main__':

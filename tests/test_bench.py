@@ -1,0 +1,334 @@
+"""The benchmark's table (specs, suites, statistics) and its report
+(no Nova needed: the runners' records are dicts)."""
+
+import pathlib
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+from novaseries import benchreport, mainjob, util
+from novaseries.scenarios import bench_table
+from tests import helpers
+
+RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'nova_scenarios.py'
+REPORT = helpers.REPO / 'novaseries' / 'benchreport.py'
+
+
+def _rec(tree, run=1, spec='4:1:2', **kw):
+    """A record as the runner writes it: 4 builds, 2 torn down."""
+    spec_ = bench_table.parse(spec)
+    torn = [{'server': 's%d' % i, 'node': 'n%d' % i, 'poll': 1,
+             'state': 'wait call-back', 'polls_to_give_up': 1,
+             'seconds_to_give_up': 0.1 * (i + 1), 'attempts': ['failed'],
+             'final': 'BUILD', 'seconds_to_final': None,
+             'polls_to_final': None}
+            for i in range(spec_.k)]
+    if tree == 'fixed':
+        for i, t in enumerate(torn):
+            t.update(attempts=['rescheduled', 'active'][:1 + (i == 0)],
+                     final='ACTIVE' if i == 0 else 'ERROR',
+                     seconds_to_final=1.0 + i, polls_to_final=1 + 6 * (i == 0))
+    rec = {'spec': spec_.text, 'run': run, 'n': spec_.n, 's': spec_.s,
+           'k': spec_.k, 'options': dict(spec_.options), 'error': None,
+           'settled': True, 'wall_seconds': 3.0, 'cpu_seconds': 8.0,
+           'ironic_calls_total': 40,
+           'outcome': {'ACTIVE': 2, 'BUILD': 2} if tree == 'reproducer'
+           else {'ACTIVE': 3, 'ERROR': 1},
+           'build_results': {}, 'torn_down': torn,
+           'healthy': [{'wall_seconds': 0.5, 'ironic_calls': 12,
+                        'polls': 5, 'calls_per_poll': 1.0}] * 2,
+           'stuck_in_build': sorted(t['server'] for t in torn
+                                    if t['final'] == 'BUILD'),
+           'inconsistencies': []}
+    rec.update(kw)
+    return rec
+
+
+def _data(reproducer, fixed):
+    return {'reproducer': {'scenarios': [], 'bench': reproducer},
+            'fixed': {'scenarios': [], 'bench': fixed}}
+
+
+class BenchTableTest(unittest.TestCase):
+
+    def test_parse(self):
+        spec = bench_table.parse('50:10:10:max_attempts=5,'
+                                 'shuffle_best_same_weighed_hosts=TRUE')
+        self.assertEqual((50, 10, 10), spec[:3])
+        self.assertEqual((('max_attempts', 5),
+                          ('shuffle_best_same_weighed_hosts', True)),
+                         spec.options)
+        self.assertEqual([('max_attempts', 5, 'scheduler'),
+                          ('shuffle_best_same_weighed_hosts', True,
+                           'filter_scheduler')], spec.flags())
+        self.assertEqual('max_attempts=5, shuffle_best_same_weighed_hosts='
+                         'True', spec.settings)
+        self.assertEqual('defaults', bench_table.parse('1:0:0').settings)
+        # [DEFAULT] max_concurrent_builds; Nova's default is no option
+        self.assertEqual([('max_concurrent_builds', 0, None)],
+                         bench_table.parse('1:0:0:max_concurrent_builds=0')
+                         .flags())
+        self.assertEqual('1:0:0', bench_table.parse(
+            '1:0:0:max_concurrent_builds=10').text)
+
+    def test_parse_refuses(self):
+        for bad, why in (('3:1:4', r'K \(4 torn down\) > N'),
+                         ('1:0:0:x=1', 'unknown option'),
+                         ('1:0:0:max_attempts', 'unknown option'),
+                         ('1:0:0:max_attempts=1,max_attempts=2', 'twice'),
+                         ('1:0:0:host_subset_size=-1', 'integer'),
+                         ('1:0:0:host_subset_size=0', '>= 1'),
+                         ('1:0:0:shuffle_best_same_weighed_hosts=yes',
+                          'true or false'),
+                         ('0:0:0', 'expected N:S:K')):
+            with self.assertRaisesRegex(ValueError, why, msg=bad):
+                bench_table.parse(bad)
+
+    def test_suites(self):
+        for name, texts in bench_table.SUITES.items():
+            for text in texts:
+                self.assertEqual(text, bench_table.parse(text).text,
+                                 (name, text))
+        # the issue's sizes and settings
+        self.assertEqual(['10:2:2', '50:10:10', '100:20:20',
+                          '100:20:20:max_concurrent_builds=0'],
+                         [s.text for s in bench_table.expand(['scale'])])
+        alternates = bench_table.expand(['alternates'])
+        self.assertEqual({(50, 10, 10)}, {s[:3] for s in alternates})
+        self.assertEqual(
+            [(), ('shuffle_best_same_weighed_hosts',), ('host_subset_size',),
+             ('max_attempts',)],
+            [tuple(k for k, _ in s.options) for s in alternates[:4]])
+        # each spec once, in order
+        every = bench_table.expand(['all', 'scale', '10:2:2'])
+        self.assertEqual(len(every), len(set(every)))
+        self.assertEqual(bench_table.expand(['all']), every)
+        self.assertEqual('50:0:0', every[0].text)
+
+    def test_statistics(self):
+        self.assertIsNone(bench_table.percentile([], 50))
+        self.assertIsNone(bench_table.median([None]))
+        values = list(range(1, 21))
+        self.assertEqual(10, bench_table.percentile(values, 50))
+        self.assertEqual(19, bench_table.percentile(values, 95))
+        self.assertEqual(20, bench_table.percentile(values, 100))
+        self.assertEqual(7, bench_table.percentile([7], 95))
+        self.assertEqual(2, bench_table.median([3, 1, 2]))
+        self.assertEqual(2.5, bench_table.median([4, 1, 3, 2]))
+
+    def test_record_keys_are_documented(self):
+        """Every key the bench runner writes and the report reads is in
+        bench_table.RECORD (or a torn-down/healthy entry's documented
+        fields)."""
+        bench = RUNNER.read_text().split('# -- benchmark', 1)[1]
+        test = bench.split('def test_bench', 1)[1].split('def _torn_down')[0]
+        written = set(re.findall(r"\brec\['(\w+)'\]", test))
+        written |= set(re.findall(r"rec = \{(.*?)\}", test, re.S)[0]
+                       .replace(' ', '').replace('\n', '')
+                       .split("'")[1::4])
+        self.assertIn('inconsistencies', written)
+        read = set(re.findall(r"\br(?:ec)?(?:\.get\(|\[)'(\w+)'",
+                              REPORT.read_text()))
+        self.assertIn('torn_down', read)
+        self.assertEqual(set(), (written | read) - set(bench_table.RECORD))
+        # the fields of a torn-down build and of a healthy build
+        torn = bench.split('def _torn_down', 1)[1].split('def _healthy')[0]
+        healthy = bench.split('def _healthy', 1)[1].split('def _incons')[0]
+        for text, key in ((torn, 'torn_down'), (healthy, 'healthy')):
+            fields = set(re.findall(r"'(\w+)': ", text))
+            self.assertTrue(fields)
+            self.assertEqual(set(), {f for f in fields
+                                     if f not in bench_table.RECORD[key]},
+                             key)
+
+
+class ReportTest(unittest.TestCase):
+
+    def test_consistent_runs_have_no_problems(self):
+        data = _data([_rec('reproducer', 1), _rec('reproducer', 2)],
+                     [_rec('fixed', 1), _rec('fixed', 2)])
+        lines, problems = benchreport.report(data)
+        self.assertEqual([], problems)
+        text = '\n'.join(lines)
+        # end state: ACTIVE / ERROR / BUILD; torn down -> ACTIVE / ERROR /
+        # BUILD
+        self.assertRegex(text, r'4:1:2 +defaults +reproducer +2 +2 / 0 / 2 '
+                         r'+2 +0 / 0 / 2 ')
+        self.assertRegex(text, r'4:1:2 +defaults +fixed +2 +3 / 1 / 0 +2 '
+                         r'+1 / 1 / 0 ')
+        # torn-down builds pooled over runs: 4 builds, 2 never final
+        self.assertRegex(text, r'4:1:2 +defaults +reproducer +4 +1 / 1 / 1 '
+                         r'+0.100 / '
+                         r'0.200 / 0.200 +- +- \(4 never\)')
+        self.assertRegex(text, r'(?m)4:1:2 +defaults +fixed +4 +1 / 1 / 1 .* '
+                         r'1 / 7 / 7 +1.00 / 2.00 '
+                         r'/ 2.00$')
+        # healthy builds: the run's wall and CPU per server (3 s and 8 s /
+        # 4), the attempts' wall, calls
+        self.assertRegex(text, r'4:1:2 +defaults +2 / 2 +0.750 / 0.750 '
+                         r'+1.000 +2.000 / 2.000 +1.000 +0.500 / 0.500 '
+                         r'+1.000 +12.0 / 12.0 +1.000 +1\n')
+        # the cost goal is judged on a run without teardown only
+        self.assertNotIn('healthy-build cost', text)
+        lines, problems = benchreport.report(_data(
+            [_rec('reproducer', 1, spec='4:0:0'),
+             _rec('reproducer', 2, spec='4:0:0', cpu_seconds=10.0)],
+            [_rec('fixed', 1, spec='4:0:0', cpu_seconds=8.4),
+             _rec('fixed', 2, spec='4:0:0', cpu_seconds=10.0)]))
+        self.assertEqual([], problems)
+        self.assertIn('healthy-build cost, fixed / reproducer, 4:0:0 (no '
+                      'teardown: both trees do the same work; median of 2 '
+                      'paired runs): wall per server 1.000, CPU per server '
+                      '1.025, Ironic calls per build 1.000 (goal <= 1.02); '
+                      'Ironic calls per healthy poll: 1 (goal: exactly 1); '
+                      'median attempt wall 1.000', lines)
+
+    def test_rst_tables(self):
+        lines, _ = benchreport.report(_data([_rec('reproducer')],
+                                            [_rec('fixed')]))
+        rules = [i for i, line in enumerate(lines) if line.startswith('==')]
+        self.assertEqual(9, len(rules))     # 3 tables of 3 rules
+        for i in rules:
+            cells = lines[i].split('  ')
+            self.assertTrue(all(set(c) == {'='} for c in cells), lines[i])
+
+    def test_fixed_tree_problems(self):
+        fixed = [_rec('fixed', inconsistencies=['ERROR server x has no '
+                                                'fault']),
+                 _rec('fixed', run=2, stuck_in_build=['s1'], settled=False),
+                 _rec('fixed', run=3, error='Traceback\n  ...\nKeyError: 1\n')]
+        _, problems = benchreport.report(_data([], fixed))
+        self.assertEqual([
+            '4:1:2 run 1 (fixed): ERROR server x has no fault',
+            '4:1:2 run 2 (fixed): did not settle',
+            '4:1:2 run 2 (fixed): 1 server(s) in BUILD',
+            '4:1:2 run 3 (fixed): runner error: KeyError: 1'], problems)
+
+    def test_reproducer_must_show_exactly_the_torn_down_in_build(self):
+        ok = _rec('reproducer')
+        missed = _rec('reproducer', run=2, stuck_in_build=['s0'])
+        other = _rec('reproducer', run=3, stuck_in_build=['s0', 'x'])
+        few = _rec('reproducer', run=4, torn_down=ok['torn_down'][:1],
+                   stuck_in_build=['s0'])
+        # its own inconsistencies are the bug's: shown, not counted
+        noted = _rec('reproducer', run=5, inconsistencies=['BUILD server '
+                                                           's0 keeps x'])
+        lines, problems = benchreport.report(
+            _data([ok, missed, other, few, noted], []))
+        self.assertEqual([
+            '4:1:2 run 2 (reproducer): 1 in BUILD, 2 torn down, expected '
+            'the 2 torn down in BUILD',
+            '4:1:2 run 3 (reproducer): 2 in BUILD, 2 torn down, expected '
+            'the 2 torn down in BUILD',
+            '4:1:2 run 4 (reproducer): 1 in BUILD, 1 torn down, expected '
+            'the 2 torn down in BUILD'], problems)
+        self.assertIn('  4:1:2 run 5 (reproducer): BUILD server s0 keeps x',
+                      lines)
+
+    def test_cost_pairs_runs_and_takes_the_median(self):
+        def healthy(wall, calls, per_poll=1.0):
+            return [{'wall_seconds': wall, 'ironic_calls': calls,
+                     'polls': 5, 'calls_per_poll': per_poll}]
+        rep = [_rec('reproducer', 1, healthy=healthy(1.0, 10)),
+               _rec('reproducer', 2, healthy=healthy(2.0, 10)),
+               _rec('reproducer', 3, healthy=healthy(4.0, 10))]
+        fix = [_rec('fixed', 1, healthy=healthy(1.1, 11, 1.2)),
+               _rec('fixed', 2, healthy=healthy(2.0, 10)),
+               _rec('fixed', 3, healthy=healthy(4.4, 10))]
+        rep[0]['cpu_seconds'] = 4.0
+        fix[0]['cpu_seconds'] = 6.0
+        fix[2]['wall_seconds'] = 3.3
+        cost = benchreport.cost(benchreport.group(_data(rep, fix))['4:1:2'])
+        # ratios per run: 1.1, 1.0, 1.1 (wall); 1.1, 1.0, 1.0 (calls);
+        # 1.5, 1.0, 1.0 (CPU)
+        self.assertAlmostEqual(1.1, cost['wall_ratio'])
+        self.assertAlmostEqual(1.0, cost['calls_ratio'])
+        self.assertAlmostEqual(1.0, cost['cpu_ratio'])
+        self.assertEqual({'reproducer': 2.0, 'fixed': 2.0}, cost['cpu'])
+        # run wall per server: 3/4 each, but 3.3/4 in fixed run 3
+        self.assertAlmostEqual(1.0, cost['run_wall_ratio'])
+        self.assertEqual({'reproducer': 0.75, 'fixed': 0.75},
+                         cost['run_wall'])
+        self.assertEqual(3, cost['paired_runs'])
+        self.assertEqual((1.0, 1.2), cost['calls_per_poll'])
+        self.assertEqual({'reproducer': 2.0, 'fixed': 2.0}, cost['wall'])
+        # an unpaired run does not count in the ratio
+        cost = benchreport.cost(benchreport.group(
+            _data(rep[:1], fix))['4:1:2'])
+        self.assertEqual(1, cost['paired_runs'])
+        self.assertAlmostEqual(1.1, cost['wall_ratio'])
+
+    def test_no_bench(self):
+        self.assertEqual(([], []), benchreport.report(_data([], [])))
+
+
+if __name__ == '__main__':
+    unittest.main()
+
+
+#: A stand-in for nova_scenarios.py: appends "<tree> <spec> <run>" to
+#: ../calls, writes a record unless the spec's N is 13 (then it exits 3).
+FAKE_RUNNER = '''
+import json, os, sys
+out, spec, run = sys.argv[2], sys.argv[4], int(sys.argv[5])
+with open(os.path.join(os.getcwd(), '..', 'calls'), 'a') as f:
+    f.write('%s %s %d\\n' % (os.path.basename(os.getcwd()), spec, run))
+print('a log line')
+if spec.startswith('13:'):
+    sys.exit(3)
+with open(out, 'w') as f:
+    json.dump({'scenarios': [], 'bench': [{'spec': spec, 'run': run,
+               'outcome': {'ACTIVE': 1}, 'wall_seconds': 1.0}]}, f)
+'''
+
+
+class BenchTreesTest(unittest.TestCase):
+    """mainjob.bench_trees: one process per run, one at a time, ABBA."""
+
+    def setUp(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        (tmp / 'venv' / 'bin').mkdir(parents=True)
+        (tmp / 'venv' / 'bin' / 'python').symlink_to(sys.executable)
+        runner = tmp / 'runner.py'
+        runner.write_text(FAKE_RUNNER)
+        self.trees = {}
+        for label in ('reproducer', 'fixed'):
+            (tmp / 'trees' / label).mkdir(parents=True)
+            self.trees[label] = tmp / 'trees' / label
+        self.calls = tmp / 'trees' / 'calls'
+        self.ctx = util.Context(tmp, tmp / 'build', tmp / 'sdists')
+        patcher = mock.patch.object(mainjob, 'INNER', runner)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.mainjob = mainjob
+        self.venv = tmp / 'venv'
+        self.target = mock.Mock(env={})
+
+    def test_order_records_and_errors(self):
+        said = helpers.capture_log(self)
+        records = self.mainjob.bench_trees(
+            self.ctx, self.target, self.venv, self.trees,
+            ['2:0:0', '13:0:0'], 2)
+        self.assertIn('fixed     [bench 13:0:0 run 2/2] no outcome, ? s '
+                      'ERROR IN RUNNER', said.getvalue())
+        self.assertEqual([
+            'reproducer 2:0:0 1', 'fixed 2:0:0 1',
+            'fixed 2:0:0 2', 'reproducer 2:0:0 2',
+            'reproducer 13:0:0 1', 'fixed 13:0:0 1',
+            'fixed 13:0:0 2', 'reproducer 13:0:0 2'],
+            self.calls.read_text().splitlines())
+        self.assertEqual([('2:0:0', 1), ('2:0:0', 2), ('13:0:0', 1),
+                          ('13:0:0', 2)],
+                         [(r['spec'], r['run']) for r in records['fixed']])
+        self.assertEqual({'ACTIVE': 1}, records['fixed'][0]['outcome'])
+        # a run without a record: an error naming the exit status and log
+        log = self.ctx.results('run') / 'fixed.bench.log'
+        self.assertEqual(
+            f"benchmark process exited 3 without a record; its log: {log}",
+            records['fixed'][2]['error'])
+        self.assertEqual(13, records['fixed'][2]['n'])
+        self.assertEqual(4, log.read_text().count('a log line'))
