@@ -80,7 +80,7 @@ def main_job_step(ctx):
     mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
                 json_out=out, bench=[BENCH_SMOKE], bench_runs=1)
     data = json.loads(out.read_text())
-    problems = benchreport.problems(benchreport.group(data))
+    problems = benchreport.report(data)[1]
     fixed = data["fixed"]["scenarios"]
     wrong = sum(1 for obs in fixed if obs.get("problems"))
     shown = sum(1 for obs in data["reproducer"]["scenarios"]

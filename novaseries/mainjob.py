@@ -136,14 +136,19 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
     return data
 
 
+#: Seconds one benchmark run may take (a 100-build run takes about 60).
+BENCH_TIMEOUT = 600
+
+
 def bench_trees(ctx, target, venv, trees, bench, runs):
     """Run the benchmark: each spec ``runs`` times in each tree.
 
     One process per run and one at a time, so that a run has the machine
-    to itself: run i of both trees back to back, the reproducer first for
-    odd i and the fixed tree first for even i (a drift of the machine's
-    speed favours neither). Each process's log is appended to
-    ``build/results/run/<tree>.bench.log``.
+    to itself: run i of both trees back to back (the pair whose ratio the
+    report takes), the reproducer first for odd i and the fixed tree first
+    for even i. Each process's log is appended to
+    ``build/results/run/<tree>.bench.log``; a process gets BENCH_TIMEOUT
+    seconds.
 
     :param trees: {label: tree path}.
     :param bench: specs or suite names (``bench_table.expand``).
@@ -163,21 +168,28 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                 out = outdir / f"{label}.bench.json"
                 out.unlink(missing_ok=True)
                 with open(logs[label], 'a') as log:
-                    proc = subprocess.run(
-                        [str(venv / 'bin' / 'python'), str(INNER), '--out',
-                         str(out), '--bench', spec.text, str(i)],
-                        cwd=trees[label], stdin=subprocess.DEVNULL,
-                        stdout=log, stderr=log,
-                        env=dict(runner.test_env(target, venv, trees[label]),
-                                 OS_DEBUG='0'))
+                    try:
+                        rc = subprocess.run(
+                            [str(venv / 'bin' / 'python'), str(INNER),
+                             '--out', str(out), '--bench', spec.text, str(i)],
+                            cwd=trees[label], stdin=subprocess.DEVNULL,
+                            stdout=log, stderr=log, timeout=BENCH_TIMEOUT,
+                            env=dict(runner.test_env(target, venv,
+                                                     trees[label]),
+                                     OS_DEBUG='0')).returncode
+                    except subprocess.TimeoutExpired:
+                        rc = f"killed after {BENCH_TIMEOUT} s"
                 try:
                     rec = json.loads(out.read_text())['bench'][0]
                 except (OSError, ValueError, IndexError, KeyError):
                     rec = {'spec': spec.text, 'run': i, 'n': spec.n,
                            's': spec.s, 'k': spec.k,
-                           'error': f"benchmark process exited "
-                           f"{proc.returncode} without a record; its log: "
-                           f"{logs[label]}"}
+                           'error': f"benchmark process exited {rc} without "
+                           f"a record; its log: {logs[label]}"}
+                if rc != 0 and not rec.get('error'):
+                    rec['error'] = (f"benchmark process exited {rc} after "
+                                    f"writing its record; its log: "
+                                    f"{logs[label]}")
                 records[label].append(rec)
                 outcome = ', '.join(f"{n} {s}" for s, n in
                                     sorted(rec.get('outcome', {}).items()))
@@ -544,7 +556,7 @@ def _register():
                             f"{', '.join(bench_table.OPTIONS)}; or a suite: "
                             f"{', '.join(bench_table.SUITES)} "
                             '(doc/main-job.rst)')),
-        (('--bench-runs',), dict(type=_runs, default=3, metavar='R',
+        (('--bench-runs',), dict(type=_runs, default=None, metavar='R',
                                  help='runs of each benchmark spec (default '
                                  '3; the report gives medians)')),
         (('--json',), dict(help='where to write the JSON (default: '
@@ -557,7 +569,7 @@ def _register():
             given = [opt for opt, used in (
                 ('--tree', args.tree), ('--scenario', args.scenario),
                 ('--bench', args.bench), ('--json', args.json),
-                ('--bench-runs', args.bench_runs != 3),
+                ('--bench-runs', args.bench_runs is not None),
                 ('--ironic', args.ironic != 'fake'),
                 ('--target', args.target != 'master')) if used]
             if given:
@@ -568,7 +580,7 @@ def _register():
             return 0
         if args.tree:
             ignored = [opt for opt, used in (('--bench', args.bench),
-                                             ('--bench-runs', args.bench_runs != 3),
+                                             ('--bench-runs', args.bench_runs is not None),
                                              ('--ironic real', args.ironic == 'real'))
                        if used]
             if ignored:
@@ -576,13 +588,13 @@ def _register():
                                    f"it does not take {' or '.join(ignored)}")
             return check_tree(ctx, args.tree, args.target, args.scenario,
                               args.json)
-        if args.bench_runs != 3 and not args.bench:
+        if args.bench_runs is not None and not args.bench:
             raise HarnessError("--bench-runs needs --bench")
         if args.bench and args.ironic == 'real':
             raise HarnessError("--bench runs on the fake Ironic; it does not "
                                "take --ironic real")
         return run(ctx, args.target, args.scenario, args.bench, args.json,
-                   args.ironic, args.bench_runs)
+                   args.ironic, args.bench_runs or 3)
 
     cmd_run.epilog = 'scenarios (novaseries/scenarios/scenario_table.py):\n' + \
         '\n'.join(f"  {sc.name:30} {sc.title}" for sc in SCENARIOS)

@@ -42,7 +42,12 @@ def _rec(tree, run=1, spec='4:1:2', **kw):
                         'polls': 5, 'calls_per_poll': 1.0}] * 2,
            'stuck_in_build': sorted(t['server'] for t in torn
                                     if t['final'] == 'BUILD'),
+           'rescheduled': {'builds': 0, 'ACTIVE': 0, 'ERROR': 0, 'BUILD': 0,
+                           'missing': 0},
            'inconsistencies': []}
+    if tree == 'fixed':
+        rec['rescheduled'].update(builds=spec_.k, ACTIVE=min(1, spec_.k),
+                                  ERROR=max(0, spec_.k - 1))
     rec.update(kw)
     return rec
 
@@ -65,7 +70,7 @@ class BenchTableTest(unittest.TestCase):
                           ('shuffle_best_same_weighed_hosts', True,
                            'filter_scheduler')], spec.flags())
         self.assertEqual('max_attempts=5, shuffle_best_same_weighed_hosts='
-                         'True', spec.settings)
+                         'true', spec.settings)
         self.assertEqual('defaults', bench_table.parse('1:0:0').settings)
         # [DEFAULT] max_concurrent_builds; Nova's default is no option
         self.assertEqual([('max_concurrent_builds', 0, None)],
@@ -117,32 +122,176 @@ class BenchTableTest(unittest.TestCase):
         self.assertEqual(20, bench_table.percentile(values, 100))
         self.assertEqual(7, bench_table.percentile([7], 95))
         self.assertEqual(2, bench_table.median([3, 1, 2]))
-        self.assertEqual(2.5, bench_table.median([4, 1, 3, 2]))
+        self.assertEqual(2.5, bench_table.median([4, 1, 3, None, 2]))
+        for bad in (0, 101, -5):
+            with self.assertRaisesRegex(ValueError, 'not in'):
+                bench_table.percentile([1], bad)
 
     def test_record_keys_are_documented(self):
         """Every key the bench runner writes and the report reads is in
-        bench_table.RECORD (or a torn-down/healthy entry's documented
-        fields)."""
+        bench_table.RECORD; every field of a torn-down or healthy entry in
+        TORN_DOWN_FIELDS / HEALTHY_FIELDS."""
         bench = RUNNER.read_text().split('# -- benchmark', 1)[1]
         test = bench.split('def test_bench', 1)[1].split('def _torn_down')[0]
         written = set(re.findall(r"\brec\['(\w+)'\]", test))
-        written |= set(re.findall(r"rec = \{(.*?)\}", test, re.S)[0]
-                       .replace(' ', '').replace('\n', '')
-                       .split("'")[1::4])
+        written |= set(re.findall(r"'(\w+)': ", re.findall(
+            r"rec = \{(.*?)\}", test, re.S)[0]))
         self.assertIn('inconsistencies', written)
-        read = set(re.findall(r"\br(?:ec)?(?:\.get\(|\[)'(\w+)'",
-                              REPORT.read_text()))
+        self.assertIn('options', written)
+        report = REPORT.read_text()
+        read = set(re.findall(r"\br(?:ec)?(?:\.get\(|\[)'(\w+)'", report))
         self.assertIn('torn_down', read)
+        self.assertIn('rescheduled', read)
         self.assertEqual(set(), (written | read) - set(bench_table.RECORD))
-        # the fields of a torn-down build and of a healthy build
         torn = bench.split('def _torn_down', 1)[1].split('def _healthy')[0]
-        healthy = bench.split('def _healthy', 1)[1].split('def _incons')[0]
-        for text, key in ((torn, 'torn_down'), (healthy, 'healthy')):
-            fields = set(re.findall(r"'(\w+)': ", text))
-            self.assertTrue(fields)
-            self.assertEqual(set(), {f for f in fields
-                                     if f not in bench_table.RECORD[key]},
-                             key)
+        self.assertEqual(set(bench_table.TORN_DOWN_FIELDS),
+                         set(re.findall(r"'(\w+)': ", torn)))
+        fields = set(re.findall(r"\bt\['(\w+)'\]", report))
+        self.assertIn('polls_to_give_up', fields)
+        self.assertEqual(set(), fields - set(bench_table.TORN_DOWN_FIELDS))
+        self.assertEqual(set(bench_table.HEALTHY_FIELDS),
+                         set(bench_table.healthy_build([], 'n')) |
+                         {'wall_seconds'})
+        self.assertEqual(set(), set(re.findall(r"\bb\['(\w+)'\]", report)) -
+                         set(bench_table.HEALTHY_FIELDS))
+
+
+class EndStateTest(unittest.TestCase):
+    """bench_table.settled, healthy_build, rescheduled, inconsistencies."""
+
+    A, B, C = 'server-a', 'server-b', 'server-c'
+
+    def test_settled(self):
+        views = {self.A: {'status': 'ACTIVE'}, self.B: {'status': 'BUILD'}}
+        # BUILD after a failed attempt: the bug; nothing moves it again
+        self.assertTrue(bench_table.settled(views, {self.B: ['failed']}))
+        # BUILD after a reschedule: the next attempt is on its way
+        self.assertFalse(bench_table.settled(views, {self.B: ['rescheduled']}))
+        self.assertFalse(bench_table.settled(
+            views, {self.B: ['rescheduled_by_policy']}))
+        self.assertFalse(bench_table.settled(views, {}))
+        self.assertTrue(bench_table.settled(
+            {self.A: {'status': 'ERROR'}}, {self.A: ['rescheduled']}))
+        self.assertFalse(bench_table.settled({self.A: None}, {}))
+
+    def test_healthy_build(self):
+        calls = [('create', None), ('patch_node', 'n1'), ('nodes', 'n2'),
+                 ('set_node_provision_state', 'n1'), ('nodes', 'n1'),
+                 ('nodes', 'n1'), ('nodes', 'n2'), ('nodes', 'n1'),
+                 ('get_node', 'n1')]
+        self.assertEqual({'ironic_calls': 6, 'polls': 3,
+                          'calls_per_poll': 1.0},
+                         bench_table.healthy_build(calls, 'n1'))
+        # a second call inside the poll loop shows
+        calls.insert(6, ('get_node', 'n1'))
+        self.assertEqual(1.333, bench_table.healthy_build(
+            calls, 'n1')['calls_per_poll'])
+        self.assertIsNone(bench_table.healthy_build(
+            calls[:2], 'n1')['calls_per_poll'])
+
+    def test_rescheduled(self):
+        views = {self.A: {'status': 'ACTIVE'}, self.B: {'status': 'ERROR'},
+                 self.C: None}
+        self.assertEqual(
+            {'builds': 3, 'ACTIVE': 1, 'ERROR': 1, 'BUILD': 0, 'missing': 1},
+            bench_table.rescheduled(views, {
+                self.A: ['rescheduled', 'active'], self.B: ['rescheduled'],
+                self.C: ['rescheduled_by_policy'], 'other': ['active']}))
+
+    def _consistent(self):
+        """A (torn down, rescheduled, ACTIVE on n3), B (healthy on n2), C
+        (torn down, ERROR); n1 and n4 free."""
+        victims = {self.A: {'state': 'wait call-back'},
+                   self.C: {'state': 'wait call-back'}}
+        views = {self.A: {'status': 'ACTIVE', 'node': 'n3', 'fault': None},
+                 self.B: {'status': 'ACTIVE', 'node': 'n2', 'fault': None},
+                 self.C: {'status': 'ERROR', 'node': None,
+                          'fault': 'Exceeded maximum number of retries.'}}
+        nodes = {'n1': {'provision_state': 'available', 'instance_id': None},
+                 'n2': {'provision_state': 'active', 'instance_id': self.B},
+                 'n3': {'provision_state': 'active', 'instance_id': self.A},
+                 'n4': {'provision_state': 'available', 'instance_id': None}}
+        allocations = {self.A: {'n3': {'CUSTOM_BAREMETAL': 1}},
+                       self.B: {'n2': {'CUSTOM_BAREMETAL': 1}}, self.C: {}}
+        attempts = {self.A: ['rescheduled', 'active'], self.B: ['active'],
+                    self.C: ['rescheduled']}
+        return [2, victims, views, nodes, allocations, attempts]
+
+    def test_consistent(self):
+        self.assertEqual([], bench_table.inconsistencies(*self._consistent()))
+
+    def test_each_inconsistency(self):
+        def broken(change):
+            args = self._consistent()
+            change(*args)
+            return bench_table.inconsistencies(*args)
+
+        def late(k, victims, *_):
+            victims[self.A]['state'] = 'active'
+        self.assertEqual(['1 of 2 builds torn down in wait call-back '
+                          '(server-a: active)'], broken(late))
+
+        def fewer(k, victims, *_):
+            del victims[self.C]
+        self.assertEqual(['1 of 2 builds torn down in wait call-back (no '
+                          'others)',
+                          "server server-c was not torn down but its build "
+                          "attempts were ['rescheduled'] and it is ERROR"],
+                         broken(fewer))
+
+        def lost_active(k, v, views, nodes, *_):
+            nodes['n3'] = {'provision_state': 'available',
+                           'instance_id': None}
+        self.assertEqual(['ACTIVE server server-a: node n3 is available '
+                          'with instance None'], broken(lost_active))
+
+        def two_allocations(k, v, views, nodes, allocations, _):
+            allocations[self.A]['n1'] = {'CUSTOM_BAREMETAL': 1}
+        self.assertEqual(["ACTIVE server server-a holds {'n3': "
+                          "{'CUSTOM_BAREMETAL': 1}, 'n1': "
+                          "{'CUSTOM_BAREMETAL': 1}}, not its node's "
+                          "CUSTOM_BAREMETAL: 1"], broken(two_allocations))
+
+        def leaked(k, v, views, nodes, allocations, _):
+            allocations[self.C] = {'n1': {'CUSTOM_BAREMETAL': 1}}
+        self.assertEqual(["ERROR server server-c keeps an allocation: "
+                          "{'n1': {'CUSTOM_BAREMETAL': 1}}"], broken(leaked))
+
+        def no_fault(k, v, views, *_):
+            views[self.C]['fault'] = None
+        self.assertEqual(['ERROR server server-c has no fault'],
+                         broken(no_fault))
+
+        def missing(k, v, views, *_):
+            views[self.B] = None
+        self.assertEqual(['server server-b is not in the API',
+                          "server server-b was not torn down but its build "
+                          "attempts were ['active'] and it is missing",
+                          "missing server server-b keeps an allocation: "
+                          "{'n2': {'CUSTOM_BAREMETAL': 1}}",
+                          'node n2 (active) is associated with server-b, '
+                          'which is missing'], broken(missing))
+
+        def unhealthy(k, v, views, nodes, allocations, attempts):
+            attempts[self.B] = ['rescheduled', 'active']
+        self.assertEqual(["server server-b was not torn down but its build "
+                          "attempts were ['rescheduled', 'active'] and it is "
+                          "ACTIVE"], broken(unhealthy))
+
+        def stale_node(k, v, views, nodes, *_):
+            nodes['n1'] = {'provision_state': 'active',
+                           'instance_id': self.C}
+            nodes['n4'] = {'provision_state': 'cleaning',
+                           'instance_id': None}
+        self.assertEqual(['node n1 (active) is associated with server-c, '
+                          'which is ERROR on None',
+                          'node n4 has no instance but is cleaning'],
+                         broken(stale_node))
+
+        def foreign(k, v, views, nodes, *_):
+            nodes['n4'] = {'provision_state': 'active', 'instance_id': 'x'}
+        self.assertEqual(['node n4 (active) is associated with x, which is '
+                          'not a server of the run'], broken(foreign))
 
 
 class ReportTest(unittest.TestCase):
@@ -156,9 +305,12 @@ class ReportTest(unittest.TestCase):
         # end state: ACTIVE / ERROR / BUILD; torn down -> ACTIVE / ERROR /
         # BUILD
         self.assertRegex(text, r'4:1:2 +defaults +reproducer +2 +2 / 0 / 2 '
-                         r'+2 +0 / 0 / 2 ')
-        self.assertRegex(text, r'4:1:2 +defaults +fixed +2 +3 / 1 / 0 +2 '
+                         r'+0 / 0 / 2 +3.0 +40 +10.0 +0\n')
+        self.assertRegex(text, r'4:1:2 +defaults +fixed +2 +3 / 1 / 0 '
                          r'+1 / 1 / 0 ')
+        # rescheduled builds (fixed tree): 2, 1 ACTIVE, 1 ERROR
+        self.assertRegex(text, r'4:1:2 +defaults +2 +2 +1 +1 +1.00 / 1.00 / '
+                         r'1.00\n')
         # torn-down builds pooled over runs: 4 builds, 2 never final
         self.assertRegex(text, r'4:1:2 +defaults +reproducer +4 +1 / 1 / 1 '
                          r'+0.100 / '
@@ -170,7 +322,7 @@ class ReportTest(unittest.TestCase):
         # 4), the attempts' wall, calls
         self.assertRegex(text, r'4:1:2 +defaults +2 / 2 +0.750 / 0.750 '
                          r'+1.000 +2.000 / 2.000 +1.000 +0.500 / 0.500 '
-                         r'+1.000 +12.0 / 12.0 +1.000 +1\n')
+                         r'+1.000 +12.00 / 12.00 +1.000 +1\n')
         # the cost goal is judged on a run without teardown only
         self.assertNotIn('healthy-build cost', text)
         lines, problems = benchreport.report(_data(
@@ -179,18 +331,23 @@ class ReportTest(unittest.TestCase):
             [_rec('fixed', 1, spec='4:0:0', cpu_seconds=8.4),
              _rec('fixed', 2, spec='4:0:0', cpu_seconds=10.0)]))
         self.assertEqual([], problems)
-        self.assertIn('healthy-build cost, fixed / reproducer, 4:0:0 (no '
-                      'teardown: both trees do the same work; median of 2 '
-                      'paired runs): wall per server 1.000, CPU per server '
-                      '1.025, Ironic calls per build 1.000 (goal <= 1.02); '
-                      'Ironic calls per healthy poll: 1 (goal: exactly 1); '
-                      'median attempt wall 1.000', lines)
+        self.assertEqual([
+            'healthy-build cost, fixed / reproducer, 4:0:0 (median of 2 '
+            'paired runs; goal <= 1.02):',
+            '  Ironic calls per healthy build: 1.000 met',
+            '  wall time per server: 1.000 met',
+            '  CPU time per server: 1.025 MISSED',
+            '  median build attempt wall time: 1.000 met',
+            "  spread of the runs' wall time per server: reproducer 0.0 %, "
+            "fixed 0.0 %",
+            'Ironic calls per healthy poll, every healthy build of every '
+            'valid run: 1 (goal: exactly 1)'], lines[-7:])
 
     def test_rst_tables(self):
         lines, _ = benchreport.report(_data([_rec('reproducer')],
                                             [_rec('fixed')]))
         rules = [i for i, line in enumerate(lines) if line.startswith('==')]
-        self.assertEqual(9, len(rules))     # 3 tables of 3 rules
+        self.assertEqual(12, len(rules))     # 4 tables of 3 rules
         for i in rules:
             cells = lines[i].split('  ')
             self.assertTrue(all(set(c) == {'='} for c in cells), lines[i])
@@ -252,6 +409,9 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(1.0, cost['run_wall_ratio'])
         self.assertEqual({'reproducer': 0.75, 'fixed': 0.75},
                          cost['run_wall'])
+        # (3.3 - 3) / 3
+        self.assertEqual({'reproducer': 0.0, 'fixed': 0.1},
+                         {k: round(v, 6) for k, v in cost['spread'].items()})
         self.assertEqual(3, cost['paired_runs'])
         self.assertEqual((1.0, 1.2), cost['calls_per_poll'])
         self.assertEqual({'reproducer': 2.0, 'fixed': 2.0}, cost['wall'])
@@ -261,12 +421,43 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(1, cost['paired_runs'])
         self.assertAlmostEqual(1.1, cost['wall_ratio'])
 
+    def test_failed_runs_are_left_out_of_the_statistics(self):
+        fixed = [_rec('fixed', 1), _rec('fixed', 2),
+                 {'spec': '4:1:2', 'run': 3, 'n': 4, 's': 1, 'k': 2,
+                  'error': 'benchmark process exited 1 without a record'},
+                 _rec('fixed', 4, settled=False, cpu_seconds=100.0)]
+        specs = benchreport.group(_data([_rec('reproducer', i)
+                                         for i in (1, 2, 3, 4)], fixed))
+        text = '\n'.join(benchreport.end_state_table(specs))
+        self.assertRegex(text, r'fixed +2 \(2 failed\) +3 / 1 / 0 +1 / 1 / 0 ')
+        cost = benchreport.cost(specs['4:1:2'])
+        self.assertEqual(2, cost['paired_runs'])
+        self.assertEqual(1.0, cost['cpu_ratio'])
+        self.assertEqual(2, len(benchreport.problems(specs)))
+
+    def test_calls_goals_are_judged(self):
+        def healthy(calls, per_poll):
+            return [{'wall_seconds': 0.5, 'ironic_calls': calls, 'polls': 5,
+                     'calls_per_poll': per_poll}] * 4
+        rep = [_rec('reproducer', i, spec='4:0:0', healthy=healthy(12, 1.0))
+               for i in (1, 2, 3)]
+        fix = [_rec('fixed', i, spec='4:0:0', healthy=healthy(13, 1.2))
+               for i in (1, 2, 3)]
+        lines, problems = benchreport.report(_data(rep, fix))
+        self.assertEqual([
+            "4:0:0: the fixed tree's healthy builds make 1.083 x the "
+            "reproducer's Ironic calls (goal <= 1.02)",
+            '4:0:0: 12 healthy build(s) of the fixed tree made [1.2] Ironic '
+            'calls per poll (goal: exactly 1)'], problems)
+        self.assertIn('  Ironic calls per healthy build: 1.083 MISSED', lines)
+        # the mean, not the median: one more call in 1 of 4 builds shows
+        fix = [_rec('fixed', i, spec='4:0:0', healthy=healthy(12, 1.0)[:3] +
+                    healthy(16, 1.0)[:1]) for i in (1, 2, 3)]
+        lines, problems = benchreport.report(_data(rep, fix))
+        self.assertIn('  Ironic calls per healthy build: 1.083 MISSED', lines)
+
     def test_no_bench(self):
         self.assertEqual(([], []), benchreport.report(_data([], [])))
-
-
-if __name__ == '__main__':
-    unittest.main()
 
 
 #: A stand-in for nova_scenarios.py: appends "<tree> <spec> <run>" to
@@ -332,3 +523,7 @@ class BenchTreesTest(unittest.TestCase):
             records['fixed'][2]['error'])
         self.assertEqual(13, records['fixed'][2]['n'])
         self.assertEqual(4, log.read_text().count('a log line'))
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -69,30 +69,55 @@ RECORD = {
     'ironic_calls_total': 'driver calls to Ironic during the run',
     'outcome': '{server status at the end: count}',
     'build_results': "{compute build attempt result: count}",
-    'torn_down': 'per torn-down build: server, node, poll (of its wait '
-                 'at which it was undeployed), state (the provision_state '
-                 'then), polls_to_give_up (driver polls of the lost node '
-                 'after it, until spawn() raised), seconds_to_give_up, '
-                 'final (status at the end), polls_to_final (those and the '
-                 'polls of its reschedules\' deploys), seconds_to_final '
-                 '(both None if it never got to ACTIVE or ERROR), '
-                 'attempts (their results)',
-    'healthy': 'per build that deployed once and went ACTIVE: '
-               'wall_seconds (of its build attempt), ironic_calls '
-               '(about its node, in the attempt), polls, calls_per_poll '
-               '(calls between its first and last poll / polls)',
+    'torn_down': 'per torn-down build: TORN_DOWN_FIELDS',
+    'healthy': 'per build that was not torn down, deployed once and went '
+               'ACTIVE: HEALTHY_FIELDS',
+    'rescheduled': 'builds with a rescheduled attempt and where they ended: '
+                   'rescheduled()',
     'stuck_in_build': 'servers in BUILD at the end',
     'inconsistencies': 'what the end state gets wrong (see CONSISTENCY)',
 }
 
-#: What the runner checks at the end of every run (its inconsistencies).
+#: The fields of a torn-down build's entry.
+TORN_DOWN_FIELDS = {
+    'server': 'its server', 'node': 'the node undeployed',
+    'poll': 'the poll of its wait after which it was undeployed (1..3)',
+    'state': 'the provision_state then (wait call-back)',
+    'polls_to_give_up': "driver polls of the lost node after the undeploy, "
+                        "until spawn() raised",
+    'seconds_to_give_up': 'and the seconds until then',
+    'final': 'server status at the end (missing: not in the API)',
+    'polls_to_final': 'polls_to_give_up and the polls of its reschedules\' '
+                      'deploys; None if it never got to ACTIVE or ERROR',
+    'seconds_to_final': 'seconds from the undeploy to ACTIVE or ERROR; None '
+                        'if it never got there',
+    'attempts': 'the results of its build attempts',
+}
+
+#: The fields of a healthy build's entry.
+HEALTHY_FIELDS = {
+    'wall_seconds': 'wall time of its build attempt',
+    'ironic_calls': 'driver calls about its node during the attempt',
+    'polls': 'its polls (nodes(instance_id=...)) among them',
+    'calls_per_poll': 'calls between its first and last poll / polls',
+}
+
+#: What the runner checks at the end of every run (inconsistencies()).
 CONSISTENCY = (
-    'every torn-down build was undeployed in wait call-back, K of them',
-    'every ACTIVE server is on an active node associated with it',
+    'K builds were undeployed, each in wait call-back',
+    'every build that was not torn down deployed once and is ACTIVE',
+    'every server is in the API',
+    'every ACTIVE server is on an active node associated with it and '
+    'holds exactly that node\'s allocation',
     'every ERROR server has a fault',
     'no allocation is left for a server that is not ACTIVE',
-    'no node is associated with a server that is not ACTIVE on it',
+    'no node is associated with a server that is not ACTIVE on it, and '
+    'every other node is available (once Ironic finished its work)',
 )
+
+#: Build attempt results (nova.compute.build_results) after which the
+#: conductor tries an alternate host.
+RESCHEDULED = ('rescheduled', 'rescheduled_by_policy')
 
 _SPEC = re.compile(r'([1-9]\d*):(\d+):(\d+)(?::(.+))?')
 
@@ -101,20 +126,21 @@ class BenchSpec(collections.namedtuple('BenchSpec', 'n s k options')):
     """One benchmark configuration; ``options`` is a sorted tuple of
     (name, value) pairs of OPTIONS."""
 
+    def _options(self):
+        return ['%s=%s' % (k, str(v).lower() if isinstance(v, bool) else v)
+                for k, v in self.options]
+
     @property
     def text(self):
         """The normalised spec, e.g. ``50:10:10:max_attempts=5``."""
         base = '%d:%d:%d' % (self.n, self.s, self.k)
-        if not self.options:
-            return base
-        return base + ':' + ','.join(
-            '%s=%s' % (k, str(v).lower() if isinstance(v, bool) else v)
-            for k, v in self.options)
+        return base + ''.join(':' + ','.join(self._options())
+                              for _ in self.options[:1])
 
     @property
     def settings(self):
         """The options that differ from Nova's defaults, or 'defaults'."""
-        return ', '.join('%s=%s' % kv for kv in self.options) or 'defaults'
+        return ', '.join(self._options()) or 'defaults'
 
     def flags(self):
         """[(name, value, group)] to set for this run."""
@@ -179,7 +205,13 @@ def expand(items):
 
 
 def percentile(values, q):
-    """The q-th percentile (0 < q <= 100) by nearest rank; None if empty."""
+    """The q-th percentile (0 < q <= 100) by nearest rank of the values
+    that are not None; None if there are none.
+
+    :raises ValueError: q outside (0, 100].
+    """
+    if not 0 < q <= 100:
+        raise ValueError('percentile %r is not in (0, 100]' % q)
     values = sorted(v for v in values if v is not None)
     if not values:
         return None
@@ -187,8 +219,8 @@ def percentile(values, q):
 
 
 def median(values):
-    """The median (mean of the middle two for an even count); None if
-    empty."""
+    """The median of the values that are not None (the mean of the middle
+    two for an even count); None if there are none."""
     values = sorted(v for v in values if v is not None)
     if not values:
         return None
@@ -196,3 +228,125 @@ def median(values):
     if len(values) % 2:
         return values[mid]
     return (values[mid - 1] + values[mid]) / 2.0
+
+
+def settled(views, attempts):
+    """Whether every server has reached its end.
+
+    :param views: {server id: {'status': ...} or None (not in the API)}.
+    :param attempts: {server id: [result of each ended build attempt]}.
+    :returns: True if each server is ACTIVE or ERROR, or in BUILD with a
+        last attempt that ended without a reschedule (the bug: nothing will
+        move it again).
+    """
+    for sid, view in views.items():
+        if view is not None and view['status'] in ('ACTIVE', 'ERROR'):
+            continue
+        done = attempts.get(sid)
+        if not done or done[-1] in RESCHEDULED:
+            return False
+    return True
+
+
+def healthy_build(calls, node):
+    """The Ironic calls of one build attempt about its node.
+
+    :param calls: [(method, node id)] the driver made during the attempt
+        (the fake Ironic's call log; ``nodes`` with an instance is a poll).
+    :param node: the attempt's node.
+    :returns: {'ironic_calls', 'polls', 'calls_per_poll'} (HEALTHY_FIELDS;
+        calls_per_poll None without polls).
+    """
+    mine = [m for m, n in calls if n == node]
+    polls = [i for i, m in enumerate(mine) if m == 'nodes']
+    window = len(mine[polls[0]:polls[-1] + 1]) if polls else 0
+    return {'ironic_calls': len(mine), 'polls': len(polls),
+            'calls_per_poll': round(window / len(polls), 3)
+            if polls else None}
+
+
+def rescheduled(views, attempts):
+    """Servers with a rescheduled build attempt and where they ended.
+
+    :returns: {'builds': n, 'ACTIVE': n, 'ERROR': n, 'BUILD': n,
+        'missing': n}.
+    """
+    counts = dict.fromkeys(('builds', 'ACTIVE', 'ERROR', 'BUILD',
+                            'missing'), 0)
+    for sid, results in attempts.items():
+        if not any(r in RESCHEDULED for r in results):
+            continue
+        counts['builds'] += 1
+        view = views.get(sid)
+        status = 'missing' if view is None else view['status']
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def inconsistencies(k, victims, views, nodes, allocations, attempts):
+    """The end of a run against CONSISTENCY.
+
+    :param k: the builds to tear down.
+    :param victims: {server id: {'state': provision_state at the undeploy,
+        or None if it never came}} of the torn-down builds.
+    :param views: {server id: None (not in the API) or {'status', 'node'
+        (hypervisor_hostname), 'fault' (its message or None)}}.
+    :param nodes: {node id: None (deleted) or {'provision_state',
+        'instance_id'}}.
+    :param allocations: {server id: {resource provider: {class: amount}}}.
+    :param attempts: {server id: [result of each ended build attempt]}.
+    :returns: [str], one per problem (empty: consistent).
+    """
+    found = []
+    in_wait = [s for s, v in victims.items() if v.get('state') ==
+               'wait call-back']
+    if len(victims) != k or len(in_wait) != k:
+        found.append('%d of %d builds torn down in wait call-back (%s)' % (
+            len(in_wait), k, ', '.join(
+                '%s: %s' % (s, v.get('state') or 'never')
+                for s, v in sorted(victims.items()) if s not in in_wait)
+            or 'no others'))
+    for sid, view in sorted(views.items()):
+        status = 'missing' if view is None else view['status']
+        if view is None:
+            found.append('server %s is not in the API' % sid)
+        if sid not in victims and (attempts.get(sid) != ['active'] or
+                                   status != 'ACTIVE'):
+            found.append('server %s was not torn down but its build '
+                         'attempts were %s and it is %s' % (
+                             sid, attempts.get(sid), status))
+        held = allocations.get(sid) or {}
+        if status == 'ACTIVE':
+            node = nodes.get(view['node'])
+            if node is None or (node['provision_state'], node['instance_id'])\
+                    != ('active', sid):
+                found.append('ACTIVE server %s: node %s is %s' % (
+                    sid, view['node'], 'deleted' if node is None else
+                    '%s with instance %s' % (node['provision_state'],
+                                             node['instance_id'])))
+            if held != {view['node']: {'CUSTOM_BAREMETAL': 1}}:
+                found.append('ACTIVE server %s holds %s, not its node\'s '
+                             'CUSTOM_BAREMETAL: 1' % (sid, held))
+        elif held:
+            found.append('%s server %s keeps an allocation: %s' % (
+                status, sid, held))
+        if status == 'ERROR' and not view.get('fault'):
+            found.append('ERROR server %s has no fault' % sid)
+    for node_id, node in sorted(nodes.items()):
+        if node is None:
+            continue
+        owner = node['instance_id']
+        if owner is None:
+            if node['provision_state'] != 'available':
+                found.append('node %s has no instance but is %s' % (
+                    node_id, node['provision_state']))
+            continue
+        view = views.get(owner)
+        if view is None or view['status'] != 'ACTIVE' or \
+                view['node'] != node_id:
+            found.append('node %s (%s) is associated with %s, which is %s'
+                         % (node_id, node['provision_state'], owner,
+                            'not a server of the run' if owner not in views
+                            else 'missing' if view is None else
+                            '%s on %s' % (view['status'], view['node'])))
+    return found

@@ -612,7 +612,8 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
     """N concurrent builds on N + S nodes; K deploys torn down in their wait.
 
     Every deploy waits in ``wait call-back`` until the bench acts (nothing
-    else moves it on): the first K instances whose deploy reaches it are
+    else moves it on): the first K instances whose deploy reaches it (so,
+    with K >= max_concurrent_builds, the first wave of builds) are
     undeployed (``baremetal node undeploy``) after a random poll 1..3 of
     that wait (seeded), every other deploy -- a rescheduled one too -- gets
     its agent's callback after HEALTHY_WAIT_POLLS polls. So exactly K
@@ -632,7 +633,11 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         # The default quota is 10 instances per project.
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         for node_id in self.node_ids:
-            self.ironic.configure_node(node_id, deleting_reads=2)
+            # deploying_reads=0: the first poll of a deploy sees wait
+            # call-back whatever other builds read meanwhile, so that every
+            # healthy build makes the same Ironic calls
+            self.ironic.configure_node(node_id, deploying_reads=0,
+                                       deleting_reads=2)
         self._record_attempts()
 
     def _start_ironic(self):
@@ -678,8 +683,11 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                 rec['raised'] = type(e).__name__
                 raise
             finally:
-                rec.update(end=time.monotonic(),
-                           polls=test.ironic.polls(instance.node))
+                rec['end'] = time.monotonic()
+                try:
+                    rec['polls'] = test.ironic.polls(instance.node)
+                except Exception:
+                    rec['polls'] = None    # (never hide spawn's own error)
                 test.spawns[instance.uuid].append(rec)
 
         self.stub_out('nova.virt.ironic.driver.IronicDriver.spawn', spawn)
@@ -725,15 +733,37 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
 
         self.ironic.on_state(states.DEPLOYWAIT, on_wait, once=False)
 
+    def _ended(self):
+        """{server id: [result of each ended build attempt]}."""
+        return {sid: [a['result'] for a in atts if 'end' in a]
+                for sid, atts in self.attempts.items()}
+
+    def _views(self, ids):
+        """{server id: None (not in the API) or {'status', 'node',
+        'fault'}}."""
+        listed = {s['id']: s for s in self.api.get_servers(detail=True)}
+        views = {}
+        for sid in ids:
+            server = listed.get(sid)
+            if server is None:
+                views[sid] = None
+                continue
+            fault = None
+            if server['status'] == 'ERROR':
+                fault = (self.api.get_server(sid).get('fault') or {}).get(
+                    'message')
+            views[sid] = {'status': server['status'], 'fault': fault,
+                          'node': server['OS-EXT-SRV-ATTR:hypervisor_hostname']}
+        return views
+
     def _wait_settled(self, ids, deadline):
-        """Until no attempt runs, nothing changed for BENCH_QUIET and each
-        server is ACTIVE or ERROR or has had its build attempt(s).
+        """Until no attempt runs, nothing changed for BENCH_QUIET and every
+        server has reached its end (bench_table.settled).
 
-        Watches the runner's own bookkeeping (no API requests while builds
-        run, which would cost CPU in the measured process); the API's view
-        confirms it.
+        Watches the runner's own bookkeeping while builds run (API requests
+        would cost CPU in the measured process), then asks the API.
 
-        :returns: ({server id: server from the API or None}, settled).
+        :returns: (views as _views() gives them, settled: bool).
         """
         while True:
             with self.watch.lock:
@@ -741,16 +771,11 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                         self.watch.last_change > BENCH_QUIET)
             if idle and all(sid in self.final_at or self.attempts.get(sid)
                             for sid in ids):
-                views = {s['id']: s
-                         for s in self.api.get_servers(detail=True)}
-                views = {sid: views.get(sid) for sid in ids}
-                if all(v is None or v['status'] in ('ACTIVE', 'ERROR') or
-                       self.attempts.get(sid) for sid, v in views.items()):
+                views = self._views(ids)
+                if bench_table.settled(views, self._ended()):
                     return views, True
             if time.monotonic() > deadline:
-                views = {s['id']: s
-                         for s in self.api.get_servers(detail=True)}
-                return {sid: views.get(sid) for sid in ids}, False
+                return self._views(ids), False
             time.sleep(0.1)
 
     def test_bench(self):
@@ -765,7 +790,7 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         ids = [self._boot_baremetal_server(expected_state='BUILD')['id']
                for _ in range(spec.n)]
         views, rec['settled'] = self._wait_settled(
-            ids, start + max(SETTLE_TIMEOUT, spec.n * 2.0))
+            ids, start + max(SETTLE_TIMEOUT, spec.n * 1.2))
         # until the last attempt ended or server got final (not the settle)
         ends = [(a['end'], a['cpu']) for atts in self.attempts.values()
                 for a in atts if 'end' in a] + [
@@ -776,19 +801,33 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         log = list(self.ironic.call_log)
         rec['ironic_calls_total'] = len(log)
         rec['outcome'] = dict(collections.Counter(
-            'DELETED' if v is None else v['status'] for v in views.values()))
+            'missing' if v is None else v['status'] for v in views.values()))
         rec['build_results'] = dict(collections.Counter(self.watch.results))
-        rec['torn_down'] = [self._torn_down(v, views, start)
+        ended = self._ended()
+        rec['torn_down'] = [self._torn_down(v, views)
                             for v in victims.values()]
         rec['healthy'] = [
             self._healthy(sid, log) for sid in ids
-            if sid not in victims and len(self.attempts.get(sid, ())) == 1
-            and self.attempts[sid][0]['result'] == 'active']
+            if sid not in victims and ended.get(sid) == ['active']]
+        rec['rescheduled'] = bench_table.rescheduled(views, ended)
         rec['stuck_in_build'] = sorted(
             sid for sid, v in views.items() if v and v['status'] == 'BUILD')
-        rec['inconsistencies'] = self._inconsistencies(views, victims)
+        # let Ironic finish its tear-downs (its clock is the driver's reads)
+        self.ironic.settle()
+        nodes = {}
+        for node_id in self.node_ids:
+            node = self.ironic.get(node_id)
+            nodes[node_id] = None if node is None else {
+                'provision_state': node.provision_state,
+                'instance_id': node.instance_id}
+        rec['inconsistencies'] = bench_table.inconsistencies(
+            spec.k, victims, views, nodes,
+            {sid: {rp: a['resources'] for rp, a in
+                   self._get_allocations_by_server_uuid(sid).items()}
+             for sid in ids}, ended)
 
-    def _torn_down(self, victim, views, start):
+    def _torn_down(self, victim, views):
+        """A torn-down build's entry (bench_table.TORN_DOWN_FIELDS)."""
         sid = victim['server']
         view = views.get(sid)
         spawns = self.spawns.get(sid, [])
@@ -797,7 +836,8 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         at = victim.get('at')
         final_at = self.final_at.get(sid)
         final = view is not None and view['status'] in ('ACTIVE', 'ERROR')
-        give_up = None if lost is None or at is None else \
+        give_up = None if lost is None or at is None or \
+            spawns[lost]['polls'] is None else \
             spawns[lost]['polls'] - victim['polls_at']
         return {
             'server': sid, 'node': victim['node'], 'poll': victim['poll'],
@@ -805,71 +845,23 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
             'polls_to_give_up': give_up,
             # and the polls of the deploys of its reschedules
             'polls_to_final': None if give_up is None or not final else
-            give_up + sum(s['polls'] for s in spawns[lost + 1:]),
+            give_up + sum(s['polls'] or 0 for s in spawns[lost + 1:]),
             'seconds_to_give_up': None if give_up is None else
             round(spawns[lost]['end'] - at, 3),
-            'final': 'DELETED' if view is None else view['status'],
+            'final': 'missing' if view is None else view['status'],
             'seconds_to_final': None if final_at is None or at is None or
             not final else round(final_at - at, 3),
             'attempts': [a['result'] for a in self.attempts.get(sid, ())],
         }
 
     def _healthy(self, sid, log):
+        """A healthy build's entry (bench_table.HEALTHY_FIELDS)."""
         att = self.attempts[sid][0]
-        node = att['node']
-        calls = [c.method for c in log[att['first_call']:att['last_call']]
-                 if c.node == node]
-        polls = [i for i, m in enumerate(calls) if m == 'nodes']
-        window = len(calls[polls[0]:polls[-1] + 1]) if polls else 0
-        return {'wall_seconds': round(att['end'] - att['start'], 4),
-                'ironic_calls': len(calls), 'polls': len(polls),
-                'calls_per_poll': round(window / len(polls), 3)
-                if polls else None}
-
-    def _inconsistencies(self, views, victims):
-        """The end state against bench_table.CONSISTENCY (strings)."""
-        problems = []
-        in_wait = [v for v in victims.values()
-                   if v.get('state') == states.DEPLOYWAIT]
-        if len(in_wait) != self.SPEC.k:
-            problems.append('%d of %d torn down in wait call-back (%s)' % (
-                len(in_wait), self.SPEC.k, ', '.join(
-                    '%s: %s' % (v['server'], v.get('state', 'never'))
-                    for v in victims.values() if v not in in_wait)))
-        for sid, view in views.items():
-            status = 'DELETED' if view is None else view['status']
-            if status == 'ACTIVE':
-                node_id = view['OS-EXT-SRV-ATTR:hypervisor_hostname']
-                node = self.ironic.get(node_id)
-                if node is None or (node.provision_state, node.instance_id) \
-                        != (states.ACTIVE, sid):
-                    problems.append(
-                        'ACTIVE server %s: node %s is %s' % (
-                            sid, node_id, 'deleted' if node is None else
-                            '%s with instance %s' % (node.provision_state,
-                                                     node.instance_id)))
-            elif status == 'ERROR' and not (
-                    self.api.get_server(sid).get('fault') or {}).get(
-                        'message'):
-                problems.append('ERROR server %s has no fault' % sid)
-            if status != 'ACTIVE' and view is not None and \
-                    self._get_allocations_by_server_uuid(sid):
-                problems.append('%s server %s keeps an allocation: %s' % (
-                    status, sid, sorted(
-                        self._get_allocations_by_server_uuid(sid))))
-        for node_id in self.node_ids:
-            node = self.ironic.get(node_id)
-            if node is None or node.instance_id is None:
-                continue
-            view = views.get(node.instance_id)
-            if view is None or view['status'] != 'ACTIVE' or \
-                    view['OS-EXT-SRV-ATTR:hypervisor_hostname'] != node_id:
-                problems.append('node %s (%s) is associated with %s, which '
-                                'is %s' % (node_id, node.provision_state,
-                                           node.instance_id,
-                                           'not ours' if view is None else
-                                           view['status']))
-        return problems
+        entry = bench_table.healthy_build(
+            [(c.method, c.node) for c in
+             log[att['first_call']:att['last_call']]], att['node'])
+        entry['wall_seconds'] = round(att['end'] - att['start'], 4)
+        return entry
 
 
 def run_bench(spec, run=1):
