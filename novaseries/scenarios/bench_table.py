@@ -87,8 +87,9 @@ TORN_DOWN_FIELDS = {
                         "until spawn() raised",
     'seconds_to_give_up': 'and the seconds until then',
     'final': 'server status at the end (missing: not in the API)',
-    'polls_to_final': 'polls_to_give_up and the polls of its reschedules\' '
-                      'deploys; None if it never got to ACTIVE or ERROR',
+    'polls_to_final': "driver polls of the lost node after the undeploy "
+                      "(spawn()'s and destroy()'s) and of its reschedules' "
+                      "deploys; None if it never got to ACTIVE or ERROR",
     'seconds_to_final': 'seconds from the undeploy to ACTIVE or ERROR; None '
                         'if it never got there',
     'attempts': 'the results of its build attempts',
@@ -134,8 +135,9 @@ class BenchSpec(collections.namedtuple('BenchSpec', 'n s k options')):
     def text(self):
         """The normalised spec, e.g. ``50:10:10:max_attempts=5``."""
         base = '%d:%d:%d' % (self.n, self.s, self.k)
-        return base + ''.join(':' + ','.join(self._options())
-                              for _ in self.options[:1])
+        if self.options:
+            base += ':' + ','.join(self._options())
+        return base
 
     @property
     def settings(self):
@@ -173,7 +175,7 @@ def parse(text):
     if k > n:
         raise ValueError('%r: K (%d torn down) > N (%d builds)' % (text, k, n))
     options = {}
-    for item in (m.group(4) or '').split(',') if m.group(4) else ():
+    for item in m.group(4).split(',') if m.group(4) else ():
         name, sep, value = item.partition('=')
         if not sep or name not in OPTIONS:
             raise ValueError('%r: unknown option %r (known: %s)' % (
@@ -350,3 +352,48 @@ def inconsistencies(k, victims, views, nodes, allocations, attempts):
                             else 'missing' if view is None else
                             '%s on %s' % (view['status'], view['node'])))
     return found
+
+
+def torn_down(victim, view, spawns, destroys, final_at, attempts):
+    """A torn-down build's entry (TORN_DOWN_FIELDS).
+
+    :param victim: {'server', 'node', 'poll', and once undeployed 'state',
+        'at' (monotonic seconds), 'polls_at' (the node's poll count then)}.
+    :param view: the server as ``inconsistencies`` takes it, or None.
+    :param spawns: [{'node', 'polls' (the node's poll count when spawn()
+        ended, or None), 'end' (monotonic seconds)}] in order.
+    :param destroys: [{'node', 'polls'}] of its destroy() calls, likewise.
+    :param final_at: when it went ACTIVE or ERROR (monotonic), or None.
+    :param attempts: the results of its build attempts.
+    :returns: the entry; a count or time that cannot be known is None.
+    """
+    at = victim.get('at')
+    final = view is not None and view['status'] in ('ACTIVE', 'ERROR')
+    lost = next((i for i, s in enumerate(spawns)
+                 if s['node'] == victim['node']), None)
+
+    def polls_on(node):
+        counts = [r['polls'] for r in spawns + destroys
+                  if r['node'] == node and r['polls'] is not None]
+        return max(counts) if counts else None
+
+    give_up = to_final = None
+    if at is not None and lost is not None and \
+            spawns[lost]['polls'] is not None:
+        give_up = spawns[lost]['polls'] - victim['polls_at']
+        later = [polls_on(s['node']) for s in spawns[lost + 1:]]
+        if final and None not in later:
+            to_final = polls_on(victim['node']) - victim['polls_at'] + \
+                sum(later)
+    return {
+        'server': victim['server'], 'node': victim['node'],
+        'poll': victim['poll'], 'state': victim.get('state'),
+        'polls_to_give_up': give_up,
+        'seconds_to_give_up': None if give_up is None else
+        round(spawns[lost]['end'] - at, 3),
+        'final': 'missing' if view is None else view['status'],
+        'polls_to_final': to_final,
+        'seconds_to_final': None if final_at is None or at is None or
+        not final else round(final_at - at, 3),
+        'attempts': list(attempts),
+    }

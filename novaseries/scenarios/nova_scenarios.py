@@ -652,6 +652,7 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         index, result) and when it reached ACTIVE or ERROR."""
         self.attempts = collections.defaultdict(list)
         self.spawns = collections.defaultdict(list)
+        self.destroys = collections.defaultdict(list)
         self.final_at = {}
         self.final_cpu = {}
         test = self
@@ -691,6 +692,22 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                 test.spawns[instance.uuid].append(rec)
 
         self.stub_out('nova.virt.ironic.driver.IronicDriver.spawn', spawn)
+        real_destroy = ironic_driver.IronicDriver.destroy
+
+        def destroy(driver, context, instance, *args, **kwargs):
+            # the clean-up of a failed deploy polls the node too
+            try:
+                return real_destroy(driver, context, instance, *args,
+                                    **kwargs)
+            finally:
+                try:
+                    polls = test.ironic.polls(instance.node)
+                except Exception:
+                    polls = None
+                test.destroys[instance.uuid].append(
+                    {'node': instance.node, 'polls': polls})
+
+        self.stub_out('nova.virt.ironic.driver.IronicDriver.destroy', destroy)
         real_save = objects.Instance.save
 
         def save(instance, *args, **kwargs):
@@ -709,12 +726,13 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         rng = random.Random(self.RUN)
         seen = set()
 
-        def teardown(node_id):
-            state = self.ironic.state(node_id)
-            victim = victims[self.ironic.get(node_id).instance_id]
-            victim.update(at=time.monotonic(), state=state[0],
-                          polls_at=self.ironic.polls(node_id))
-            self.ironic.undeploy(node_id)
+        def teardown(instance):
+            def run(node_id):
+                victims[instance].update(
+                    at=time.monotonic(), state=self.ironic.state(node_id)[0],
+                    polls_at=self.ironic.polls(node_id))
+                self.ironic.undeploy(node_id)
+            return run
 
         def on_wait(node_id):
             # with the fixture's lock held (see IronicFixture.on_state)
@@ -724,7 +742,8 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                 poll = rng.randint(1, HEALTHY_WAIT_POLLS)
                 victims[instance] = {'server': instance, 'node': node_id,
                                      'poll': poll}
-                self.ironic.after_polls(polls + poll, teardown, node=node_id)
+                self.ironic.after_polls(polls + poll, teardown(instance),
+                                        node=node_id)
             else:
                 self.ironic.after_polls(polls + HEALTHY_WAIT_POLLS,
                                         self.ironic.finish_deploy,
@@ -827,32 +846,12 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
              for sid in ids}, ended)
 
     def _torn_down(self, victim, views):
-        """A torn-down build's entry (bench_table.TORN_DOWN_FIELDS)."""
+        """A torn-down build's entry (bench_table.torn_down)."""
         sid = victim['server']
-        view = views.get(sid)
-        spawns = self.spawns.get(sid, [])
-        lost = next((i for i, s in enumerate(spawns)
-                     if s['node'] == victim['node']), None)
-        at = victim.get('at')
-        final_at = self.final_at.get(sid)
-        final = view is not None and view['status'] in ('ACTIVE', 'ERROR')
-        give_up = None if lost is None or at is None or \
-            spawns[lost]['polls'] is None else \
-            spawns[lost]['polls'] - victim['polls_at']
-        return {
-            'server': sid, 'node': victim['node'], 'poll': victim['poll'],
-            'state': victim.get('state'),
-            'polls_to_give_up': give_up,
-            # and the polls of the deploys of its reschedules
-            'polls_to_final': None if give_up is None or not final else
-            give_up + sum(s['polls'] or 0 for s in spawns[lost + 1:]),
-            'seconds_to_give_up': None if give_up is None else
-            round(spawns[lost]['end'] - at, 3),
-            'final': 'missing' if view is None else view['status'],
-            'seconds_to_final': None if final_at is None or at is None or
-            not final else round(final_at - at, 3),
-            'attempts': [a['result'] for a in self.attempts.get(sid, ())],
-        }
+        return bench_table.torn_down(
+            victim, views.get(sid), self.spawns.get(sid, []),
+            self.destroys.get(sid, []), self.final_at.get(sid),
+            [a['result'] for a in self.attempts.get(sid, ())])
 
     def _healthy(self, sid, log):
         """A healthy build's entry (bench_table.HEALTHY_FIELDS)."""
