@@ -148,7 +148,8 @@ def rescheduled_table(specs):
 def torn_down_table(specs):
     """Per torn-down build (pooled over the valid runs), from the undeploy
     on: driver polls and seconds until the driver gave up on the lost node,
-    polls (with those of a reschedule's deploy) and seconds until the
+    polls (with destroy()'s of the lost node and those of a reschedule's
+    deploy) and seconds until the
     server was ACTIVE or ERROR (p50 / p95 / max): a list of lines."""
     rows = []
     for text, trees in specs.items():

@@ -373,6 +373,9 @@ def torn_down(victim, view, spawns, destroys, final_at, attempts):
                  if s['node'] == victim['node']), None)
 
     def polls_on(node):
+        # the node's count for its current deploy: no other deploy can
+        # reuse the lost node before destroy() returns (the build still
+        # holds its allocation then)
         counts = [r['polls'] for r in spawns + destroys
                   if r['node'] == node and r['polls'] is not None]
         return max(counts) if counts else None
