@@ -20,7 +20,7 @@ plugins:
 import json
 import re
 
-from novaseries import benchreport, ci, mainjob, pikeironic, realironic, runner
+from novaseries import ci, mainjob, pikeironic, realironic, runner
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, say
@@ -80,7 +80,7 @@ def main_job_step(ctx):
     mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
                 json_out=out, bench=[BENCH_SMOKE], bench_runs=1)
     data = json.loads(out.read_text())
-    problems = benchreport.report(data)[1]
+    problems = data["bench_problems"]
     fixed = data["fixed"]["scenarios"]
     wrong = sum(1 for obs in fixed if obs.get("problems"))
     shown = sum(1 for obs in data["reproducer"]["scenarios"]

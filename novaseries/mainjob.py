@@ -449,10 +449,15 @@ def run_real(ctx, target_name='master'):
     return 1 if wrong else 0
 
 
+#: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
+BENCH_RUNS = 3
+
+
 def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
-        ironic='fake', bench_runs=1):
+        ironic='fake', bench_runs=BENCH_RUNS):
     """The main job.  Returns the exit status (0: fixed tree all right and,
-    with ``bench``, the benchmark without problems)."""
+    with ``bench``, the benchmark without problems, which the JSON has as
+    ``bench_problems``)."""
     if ironic == 'real':
         return run_real(ctx, target_name)
     target = targets_mod.get(ctx, target_name)
@@ -486,6 +491,7 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
         for problem in problems:
             LOG.error("benchmark: %s", problem)
         put(f"benchmark: {len(problems) or 'no'} problem(s)")
+        data['bench_problems'] = problems
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'run.json'
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -558,7 +564,7 @@ def _register():
                             '(doc/main-job.rst)')),
         (('--bench-runs',), dict(type=_runs, default=None, metavar='R',
                                  help='runs of each benchmark spec (default '
-                                 '3; the report gives medians)')),
+                                 f'{BENCH_RUNS}; the report gives medians)')),
         (('--json',), dict(help='where to write the JSON (default: '
                            'build/results/run/run.json)')),
         (('--ironic',), dict(choices=('fake', 'real'), default='fake')),
@@ -594,7 +600,7 @@ def _register():
             raise HarnessError("--bench runs on the fake Ironic; it does not "
                                "take --ironic real")
         return run(ctx, args.target, args.scenario, args.bench, args.json,
-                   args.ironic, args.bench_runs or 3)
+                   args.ironic, args.bench_runs or BENCH_RUNS)
 
     cmd_run.epilog = 'scenarios (novaseries/scenarios/scenario_table.py):\n' + \
         '\n'.join(f"  {sc.name:30} {sc.title}" for sc in SCENARIOS)

@@ -14,25 +14,20 @@ import collections
 import math
 import re
 
-#: The Nova options a spec may set: name -> (group, type). Group None is
-#: ``[DEFAULT]``.
+#: The Nova options a spec may set: name -> (group, type, Nova's default).
+#: Group None is ``[DEFAULT]``.
 OPTIONS = {
     # nova/conf/compute.py: the build semaphore of one nova-compute; 0 is
     # "unlimited" (deprecated; 1000 in eventlet mode)
-    'max_concurrent_builds': (None, int),
+    'max_concurrent_builds': (None, int, 10),
     # nova/scheduler/manager.py _get_sorted_hosts: shuffle the hosts of
     # equal best weight (every free node of a flavor weighs the same)
-    'shuffle_best_same_weighed_hosts': ('filter_scheduler', bool),
+    'shuffle_best_same_weighed_hosts': ('filter_scheduler', bool, False),
     # ... then choose the host at random among the first host_subset_size
-    'host_subset_size': ('filter_scheduler', int),
+    'host_subset_size': ('filter_scheduler', int, 1),
     # one host and max_attempts - 1 alternates per build
-    'max_attempts': ('scheduler', int),
+    'max_attempts': ('scheduler', int, 3),
 }
-
-#: Nova's defaults of OPTIONS (what a spec without the option runs with).
-DEFAULTS = {'max_concurrent_builds': 10,
-            'shuffle_best_same_weighed_hosts': False,
-            'host_subset_size': 1, 'max_attempts': 3}
 
 #: Named sets of specs (``--bench scale``); "all" is every one.
 SUITES = {
@@ -188,7 +183,7 @@ def parse(text):
         raise ValueError('%r: max_attempts and host_subset_size are >= 1'
                          % text)
     # a default given explicitly is the same run as without it
-    options = {k: v for k, v in options.items() if DEFAULTS[k] != v}
+    options = {k: v for k, v in options.items() if OPTIONS[k][2] != v}
     return BenchSpec(n, s, k, tuple(sorted(options.items())))
 
 

@@ -648,8 +648,9 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         super()._start_ironic()
 
     def _record_attempts(self):
-        """Per instance: each build attempt and spawn (node, time, call log
-        index, result) and when it reached ACTIVE or ERROR."""
+        """Per instance: each build attempt (node, time, call log index,
+        result), the node's poll count after each spawn() and destroy(), and
+        when it reached ACTIVE or ERROR."""
         self.attempts = collections.defaultdict(list)
         self.spawns = collections.defaultdict(list)
         self.destroys = collections.defaultdict(list)
@@ -674,40 +675,29 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         # around _BuildWatch's wrapper (installed first)
         self.stub_out('nova.compute.manager.ComputeManager.'
                       '_do_build_and_run_instance', build)
-        real_spawn = ironic_driver.IronicDriver.spawn
 
-        def spawn(driver, context, instance, *args, **kwargs):
-            rec = {'node': instance.node, 'raised': None}
-            try:
-                return real_spawn(driver, context, instance, *args, **kwargs)
-            except Exception as e:
-                rec['raised'] = type(e).__name__
-                raise
-            finally:
-                rec['end'] = time.monotonic()
+        def polls_after(method, store):
+            # spawn(), and destroy() (the clean-up of a failed deploy polls
+            # the node too): the node's poll count when it returned
+            real = getattr(ironic_driver.IronicDriver, method)
+
+            def wrapper(driver, context, instance, *args, **kwargs):
                 try:
-                    rec['polls'] = test.ironic.polls(instance.node)
-                except Exception:
-                    rec['polls'] = None    # (never hide spawn's own error)
-                test.spawns[instance.uuid].append(rec)
+                    return real(driver, context, instance, *args, **kwargs)
+                finally:
+                    try:
+                        polls = test.ironic.polls(instance.node)
+                    except Exception:
+                        polls = None    # (never hide the call's own error)
+                    store[instance.uuid].append(
+                        {'node': instance.node, 'polls': polls,
+                         'end': time.monotonic()})
 
-        self.stub_out('nova.virt.ironic.driver.IronicDriver.spawn', spawn)
-        real_destroy = ironic_driver.IronicDriver.destroy
+            self.stub_out('nova.virt.ironic.driver.IronicDriver.' + method,
+                          wrapper)
 
-        def destroy(driver, context, instance, *args, **kwargs):
-            # the clean-up of a failed deploy polls the node too
-            try:
-                return real_destroy(driver, context, instance, *args,
-                                    **kwargs)
-            finally:
-                try:
-                    polls = test.ironic.polls(instance.node)
-                except Exception:
-                    polls = None
-                test.destroys[instance.uuid].append(
-                    {'node': instance.node, 'polls': polls})
-
-        self.stub_out('nova.virt.ironic.driver.IronicDriver.destroy', destroy)
+        polls_after('spawn', self.spawns)
+        polls_after('destroy', self.destroys)
         real_save = objects.Instance.save
 
         def save(instance, *args, **kwargs):
