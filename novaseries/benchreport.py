@@ -364,3 +364,45 @@ def report(data):
         lines += [''] + goal_lines
     found = problems(specs) + found
     return lines, found
+
+
+def compare_modes(result):
+    """The benchmark in Nova's two concurrency modes side by side, per spec
+    and tree (``run --bench ... --mode both``): valid runs, ACTIVE / ERROR /
+    BUILD, the run's wall time, the healthy builds' wall time per server
+    and per attempt, Ironic calls per healthy build and per healthy poll,
+    and the healthy-build cost ratio (fixed / reproducer) of each mode.
+
+    :param result: the run's JSON (``modes``, ``by_mode``).
+    :returns: a list of lines ([] without benchmark records).
+    """
+    per_mode = {mode: group(result['by_mode'][mode])
+                for mode in result['modes']}
+    specs = [text for mode in result['modes'] for text in per_mode[mode]]
+    rows = []
+    for text in dict.fromkeys(specs):
+        for tree in ('reproducer', 'fixed'):
+            for mode in result['modes']:
+                trees = per_mode[mode].get(text)
+                if not trees or tree not in trees:
+                    continue
+                ok = valid(trees[tree])
+                c = cost(trees)
+                per_poll = [b['calls_per_poll'] for r in ok for b in r['healthy']
+                            if b['calls_per_poll'] is not None]
+                rows.append([
+                    *_spec_cells(text), tree, mode, _runs(trees[tree]),
+                    ' / '.join(_spread([r['outcome'].get(s, 0) for r in ok])
+                               for s in ('ACTIVE', 'ERROR', 'BUILD')),
+                    _spread([r['wall_seconds'] for r in ok], 1),
+                    _fmt(c['run_wall'].get(tree), 3), _fmt(c['wall'].get(tree), 3),
+                    _fmt(c['calls'].get(tree), 2),
+                    _range((min(per_poll), max(per_poll)) if per_poll else None),
+                    _fmt(c['run_wall_ratio'], 3) if tree == 'fixed' else ''])
+    if not rows:
+        return []
+    return ['Both modes, same specs (medians over the valid runs; cost ratio: '
+            'fixed / reproducer wall time per healthy server, per mode):'] + _rst(
+        ['N:S:K', 'settings', 'tree', 'mode', 'runs', 'ACTIVE / ERROR / BUILD',
+         'run wall s', 'wall s/server', 'attempt wall s', 'calls/build',
+         'calls/poll', 'cost ratio'], rows)

@@ -4,7 +4,8 @@ For each commit of ``base..HEAD`` (oldest first; for a target stacked on
 another folder's series, its own commits only) the commit message is
 linted (:mod:`novaseries.lint`), then the commit is checked out in a
 separate detached worktree (``build/check/TARGET``; the user's tree is not
-touched) and the targeted tests and flake8 run there (:func:`runner.test_tree`).
+touched) and the targeted tests and flake8 run there, in each of the
+target's concurrency modes (:func:`runner.test_modes`).
 The last commit's run is the same as ``novaseries test`` at HEAD, except
 that the unit selections are not re-run at a commit that only touches paths
 no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
@@ -48,7 +49,6 @@ def check_commits(ctx, target, tree, run_tests=True):
     outcomes = lint_commits(tree, commits)
     if not run_tests:
         return outcomes
-    venv, _ = runner.ensure_venv(ctx, target)
     with tree_mod.scratch_worktree(tree, commits[0],
                                    path=ctx.build / "check" / target.name) as work:
         for number, commit in enumerate(commits, start=1):
@@ -61,6 +61,6 @@ def check_commits(ctx, target, tree, run_tests=True):
                 files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
                 if not runner.unit_relevant(files):
                     skip = "this commit only touches functional tests, docs or release notes"
-            outcomes += runner.test_tree(ctx, target, work, venv, rev=commit, label=label,
-                                         skip_unit=skip)
+            outcomes += runner.test_modes(ctx, target, work, rev=commit, label=label,
+                                          skip_unit=skip)
     return outcomes

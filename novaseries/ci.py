@@ -8,7 +8,6 @@ target: prepare its tree, then check-commits (targets with
 anything failed.
 """
 
-import os
 import sys
 import time
 import traceback
@@ -60,8 +59,9 @@ def self_tests(ctx):
 
 
 def target_job(ctx, target, timings):
-    """Prepare ``target``'s tree, then check-commits or test; return Outcomes.
-    Appends ``(what, seconds)`` for prepare, venv install and tests."""
+    """Prepare ``target``'s tree, then check-commits or test (in each of
+    the target's modes); return Outcomes.  Appends ``(what, seconds)`` for
+    prepare, venv installs and tests."""
     _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
@@ -69,13 +69,16 @@ def target_job(ctx, target, timings):
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
     t0 = time.monotonic()
-    venv, _ = runner.ensure_venv(ctx, target)
-    timings.append((f"{target.name} venv install", time.monotonic() - t0))
+    for moded in runner.modes(target):
+        if not runner.mode_interpreter_missing(moded):  # else test_modes says so
+            runner.ensure_venv(ctx, moded)
+    timings.append((f"{target.name} venv install ({', '.join(target.modes) or 'no mode'})",
+                    time.monotonic() - t0))
     t0 = time.monotonic()
     try:
         if target.check_commits:
             return checks.check_commits(ctx, target, tree)
-        return runner.test_tree(ctx, target, tree, venv)
+        return runner.test_modes(ctx, target, tree)
     finally:
         timings.append((f"{target.name} tests", time.monotonic() - t0))
 
@@ -92,14 +95,8 @@ def _failure(name, exc):
 
 
 def _cannot_run(name, why, note):
-    """An Outcome for a target or step that cannot run here: skipped with a
-    warning, but a failure (and an error) under ``CI=true``, where the
-    machine must have everything."""
-    under_ci = os.environ.get("CI", "").lower() == "true"
-    (LOG.error if under_ci else LOG.warning)(
-        f"{'error' if under_ci else 'warning'}: {why}: "
-        f"{'cannot run under CI=true' if under_ci else 'skipped'}")
-    return runner.Outcome(name, failed=int(under_ci), skipped=int(not under_ci), note=note)
+    """:func:`runner.cannot_run`: skipped here, a failure under CI=true."""
+    return runner.cannot_run(name, why, note)
 
 
 def _missing_interpreter(target):

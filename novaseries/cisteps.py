@@ -46,26 +46,33 @@ def parse_unittest(text):
 
 
 def real_ironic_step(ctx):
-    """Run tests/realironic; one Outcome with unittest's counts."""
+    """Run tests/realironic in each of the master target's concurrency
+    modes; one Outcome per mode with unittest's counts."""
     target = targets_mod.get(ctx, "master")
     tree = tree_mod.prepare(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    log_path = ctx.results("realironic") / "selftest.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as log:
-        rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
-                                 expect="fixed", log=log, root=ctx.root)
-    text = log_path.read_text(errors="replace")
-    ran, failed, skipped = parse_unittest(text)
-    if rc and not failed:
-        failed = 1
-    if failed:
-        LOG.error("\n".join(text.strip().splitlines()[-40:]))
-    say(f"real Ironic tests: {ran} run, {failed} failed, {skipped} skipped "
-        f"(log: {log_path})")
-    return [runner.Outcome("real Ironic contract + end-to-end tests",
-                           passed=ran - failed - skipped, failed=failed,
-                           skipped=skipped, note=f"log: {log_path}")]
+    outcomes = []
+    for mode in target.modes:
+        env = mainjob.mode_target(target, mode).mode.env
+        log_path = ctx.results("realironic") / f"selftest.{mode}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "w") as log:
+            rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
+                                     expect="fixed", log=log, root=ctx.root,
+                                     nova_env=env)
+        text = log_path.read_text(errors="replace")
+        ran, failed, skipped = parse_unittest(text)
+        if rc and not failed:
+            failed = 1
+        if failed:
+            LOG.error("\n".join(text.strip().splitlines()[-40:]))
+        say(f"real Ironic tests [{mode}]: {ran} run, {failed} failed, {skipped} "
+            f"skipped (log: {log_path})")
+        outcomes.append(runner.Outcome(
+            f"real Ironic contract + end-to-end tests [{mode}]",
+            passed=ran - failed - skipped, failed=failed, skipped=skipped,
+            note=f"log: {log_path}"))
+    return outcomes
 
 
 #: The benchmark's code, run once at a size that measures nothing (the
@@ -74,25 +81,32 @@ BENCH_SMOKE = "6:2:2:max_concurrent_builds=3"
 
 
 def main_job_step(ctx):
-    """Run the main job; count the fixed tree's scenarios; run the
-    benchmark's code once (BENCH_SMOKE) and count its problems."""
+    """Run the main job in both of Nova's concurrency modes; count the fixed
+    tree's scenarios per mode; run the benchmark's code once per mode
+    (BENCH_SMOKE) and count its problems."""
     out = ctx.results("run") / "run.json"
     mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
-                json_out=out, bench=[BENCH_SMOKE], bench_runs=1)
+                json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
+                modes=tuple(mainjob.MODES))
     data = json.loads(out.read_text())
-    problems = data["bench_problems"]
-    fixed = data["fixed"]["scenarios"]
-    wrong = sum(1 for obs in fixed if obs.get("problems"))
-    shown = sum(1 for obs in data["reproducer"]["scenarios"]
-                if obs.get("verdict", "").startswith("bug reproduced"))
-    return [runner.Outcome("main job: scenarios right on the fixed tree",
+    outcomes = []
+    for mode in data["modes"]:
+        per_mode = data["by_mode"][mode]
+        problems = per_mode["bench_problems"]
+        fixed = per_mode["fixed"]["scenarios"]
+        wrong = sum(1 for obs in fixed if obs.get("problems"))
+        shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
+                    if obs.get("verdict", "").startswith("bug reproduced"))
+        outcomes += [
+            runner.Outcome(f"main job [{mode}]: scenarios right on the fixed tree",
                            passed=len(fixed) - wrong, failed=wrong,
                            note=f"bug shown in {shown} scenarios on the "
                            "reproducer tree"),
-            runner.Outcome(f"benchmark code ({BENCH_SMOKE}, once per tree)",
+            runner.Outcome(f"benchmark code [{mode}] ({BENCH_SMOKE}, once per tree)",
                            passed=int(not problems), failed=int(bool(problems)),
                            note="; ".join(problems) or "reproducer: the K "
                            "torn-down builds in BUILD; fixed: consistent")]
+    return outcomes
 
 
 def pike_real_ironic_step(ctx):

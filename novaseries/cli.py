@@ -58,6 +58,10 @@ def _report(outcomes):
 
 TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
 TREE = (("--tree",), dict(help="tree to use (default: build/trees/TARGET)"))
+MODE = (("--mode",), dict(action="append", metavar="MODE",
+                          help="only this concurrency mode of the target (eventlet, "
+                          "threading; repeatable; default: every mode targets.toml "
+                          "gives it)"))
 
 
 @command("targets", "list the targets and the state of their series")
@@ -109,20 +113,19 @@ def cmd_export(ctx, args):
 
 
 @command("test", "run the unit selections, touched functional modules and flake8 at HEAD")
-@arguments(TARGET, TREE)
+@arguments(TARGET, TREE, MODE)
 def cmd_test(ctx, args):
-    target = _target(ctx, args)
+    target = _target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
     tree_mod.check_tree(tree)
-    venv, _ = runner.ensure_venv(ctx, target)
-    return _report(runner.test_tree(ctx, target, tree, venv))
+    return _report(runner.test_modes(ctx, target, tree))
 
 
 @command("check-commits", "lint every commit message and test every commit of the series")
-@arguments(TARGET, TREE,
+@arguments(TARGET, TREE, MODE,
            (("--lint-only",), dict(action="store_true", help="only lint the messages")))
 def cmd_check_commits(ctx, args):
-    target = _target(ctx, args)
+    target = _target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
     return _report(checks.check_commits(ctx, target, tree, run_tests=not args.lint_only))
 

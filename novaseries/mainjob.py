@@ -41,6 +41,17 @@ TREES = scenario_table.TREES
 #: ``[ironic] api_retry_interval`` default, seconds: one driver poll.
 POLL_INTERVAL = 2
 
+#: Nova's concurrency modes the main job runs in (``[modes]`` of
+#: targets.toml), what each means, and the default: the mode nova 34.0.0
+#: runs nova-compute and nova-conductor in.
+MODES = {
+    'threading': 'native threads (OS_NOVA_DISABLE_EVENTLET_PATCHING=True), '
+                 "nova 34.0.0's default for nova-compute and nova-conductor",
+    'eventlet': 'eventlet green threads (OS_NOVA_DISABLE_EVENTLET_PATCHING='
+                'False), the other mode',
+}
+DEFAULT_MODES = ('threading',)
+
 #: Every scenario, what each tree must show, and which real-Ironic test
 #: plays it: ``novaseries/scenarios/scenario_table.py``.
 SCENARIOS = scenario_table.SCENARIOS
@@ -92,9 +103,16 @@ def _stream(proc, label, lines):
             say(f"  {label:10}{line.strip()}")
 
 
+def _stem(label, target):
+    """File name stem of a tree's results: ``<label>`` or, for a target
+    in a mode, ``<label>.<mode>``."""
+    return f"{label}.{target.mode_name}" if target.mode_name else label
+
+
 def run_trees(ctx, target, venv, trees, scenarios=()):
     """Run the inner runner in each tree (in parallel); return {tree: data}.
 
+    :param target: the target in the mode to run in (its env).
     :param trees: {label: tree path}.
     :raises HarnessError: if a runner process fails without writing JSON.
     """
@@ -102,7 +120,7 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
     outdir.mkdir(parents=True, exist_ok=True)
     procs = {}
     for label, tree in trees.items():
-        out = outdir / f"{label}.json"
+        out = outdir / f"{_stem(label, target)}.json"
         if out.exists():
             out.unlink()
         cmd = [str(venv / 'bin' / 'python'), str(INNER), '--out', str(out)]
@@ -110,12 +128,14 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
             cmd += ['--scenario', name]
         env = runner.test_env(target, venv, tree)
         env['OS_DEBUG'] = '0'
-        log = open(outdir / f"{label}.log", 'w')
+        log = open(outdir / f"{_stem(label, target)}.log", 'w')
         proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=log,
                                 stdin=subprocess.DEVNULL)
         lines = []
-        thread = threading.Thread(target=_stream, args=(proc, label, lines))
+        thread = threading.Thread(target=_stream, args=(
+            proc, f"{label}/{target.mode_name}" if target.mode_name else label,
+            lines))
         thread.start()
         procs[label] = (proc, thread, out, log, lines)
     data = {}
@@ -123,16 +143,19 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
         rc = proc.wait()
         thread.join()
         log.close()
+        stem = _stem(label, target)
         if not out.exists():
             # Nova's test fixtures send some output to stdout: keep both.
-            (outdir / f"{label}.stdout.log").write_text('\n'.join(lines))
-            tail = (outdir / f"{label}.log").read_text(
+            (outdir / f"{stem}.stdout.log").write_text('\n'.join(lines))
+            tail = (outdir / f"{stem}.log").read_text(
                 errors='replace').splitlines()[-20:]
             raise HarnessError(f"scenario runner for {label} failed (exit "
-                               f"{rc}); logs: {outdir / (label + '.log')}, "
-                               f"{outdir / (label + '.stdout.log')}",
+                               f"{rc}); logs: {outdir / (stem + '.log')}, "
+                               f"{outdir / (stem + '.stdout.log')}",
                                '\n'.join(lines[-20:] + ['--- stderr:'] + tail))
         data[label] = json.loads(out.read_text())
+        for obs in data[label].get('scenarios', []):
+            obs['mode'] = target.mode_name
     return data
 
 
@@ -158,14 +181,14 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
     outdir = ctx.results('run')
     outdir.mkdir(parents=True, exist_ok=True)
     records = {label: [] for label in trees}
-    logs = {label: outdir / f"{label}.bench.log" for label in trees}
+    logs = {label: outdir / f"{_stem(label, target)}.bench.log" for label in trees}
     for path in logs.values():
         path.write_text('')
     for spec in bench_table.expand(bench):
         for i in range(1, runs + 1):
             order = list(trees) if i % 2 else list(reversed(list(trees)))
             for label in order:
-                out = outdir / f"{label}.bench.json"
+                out = outdir / f"{_stem(label, target)}.bench.json"
                 out.unlink(missing_ok=True)
                 with open(logs[label], 'a') as log:
                     try:
@@ -190,10 +213,12 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                     rec['error'] = (f"benchmark process exited {rc} after "
                                     f"writing its record; its log: "
                                     f"{logs[label]}")
+                rec['mode'] = target.mode_name
                 records[label].append(rec)
                 outcome = ', '.join(f"{n} {s}" for s, n in
                                     sorted(rec.get('outcome', {}).items()))
-                say(f"  {label:10}[bench {spec.text} run {i}/{runs}] "
+                mode = f" {target.mode_name}" if target.mode_name else ""
+                say(f"  {label:10}[bench{mode} {spec.text} run {i}/{runs}] "
                     f"{outcome or 'no outcome'}, "
                     f"{rec.get('wall_seconds', '?')} s"
                     f"{' ERROR IN RUNNER' if rec.get('error') else ''}")
@@ -358,9 +383,9 @@ def _bug_reasons(obs):
 
 
 def check_tree(ctx, tree, target_name='master', scenarios=(),
-               json_out=None):
+               json_out=None, modes=DEFAULT_MODES):
     """Run the scenarios in one Nova tree of the user's and judge it as a
-    fixed tree (e.g. a distribution's patched Nova).
+    fixed tree (e.g. a distribution's patched Nova), in each of ``modes``.
 
     The tree must contain the series' test fixtures (both fake Ironic
     commits: ``nova/tests/fixtures/ironic.py`` with its teardown controls
@@ -376,20 +401,25 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
                            "three commits")
     target = targets_mod.get(ctx, target_name)
     venv, _ = runner.ensure_venv(ctx, target)
-    data = run_trees(ctx, target, venv, {'fixed': tree}, scenarios)
-    wrong = 0
-    put('')
-    for obs in data['fixed']['scenarios']:
-        problems = judge(obs['scenario'], 'fixed', obs)
-        obs['problems'] = problems
-        wrong += bool(problems)
-        put(f"{obs['scenario']:30} {obs.get('status'):8} "
-            f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+    result = {'modes': list(modes), 'by_mode': {}}
+    wrong, total = 0, 0
+    for mode in modes:
+        data = run_trees(ctx, mode_target(target, mode), venv, {'fixed': tree},
+                         scenarios)
+        put(f"\n=== {mode} mode: {MODES[mode]}")
+        for obs in data['fixed']['scenarios']:
+            problems = judge(obs['scenario'], 'fixed', obs)
+            obs['problems'] = problems
+            wrong += bool(problems)
+            total += 1
+            put(f"{obs['scenario']:30} {obs.get('status'):8} "
+                f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+        result['by_mode'][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'tree.json'
-    out.write_text(json.dumps(data, indent=1, sort_keys=True))
-    put(f"\nJSON: {out}\n{tree}: {len(data['fixed']['scenarios']) - wrong} "
-        f"of {len(data['fixed']['scenarios'])} scenarios right")
+    out.write_text(json.dumps(result, indent=1, sort_keys=True))
+    put(f"\nJSON: {out}\n{tree}: {total - wrong} of {total} scenarios right "
+        f"({', '.join(modes)} mode)")
     return 1 if wrong else 0
 
 
@@ -407,45 +437,50 @@ def _real_verdict(rc, output, ok_word):
     return f"{what}: {ok_word if not rc else f'WRONG (rc {rc})'}"
 
 
-def run_real(ctx, target_name='master'):
+def run_real(ctx, target_name='master', modes=None):
     """``run --ironic real``: the fixed and the reproducer driver against a
-    real Ironic, for the scenarios it can play; the rest are listed as not
+    real Ironic, for the scenarios it can play, in each of ``modes``
+    (default :data:`DEFAULT_MODES`); the rest are listed as not
     applicable.  Each cell says what spawn() raised in that tree's test and
     whether that is what the test expects of the tree (REALIRONIC_EXPECT
     ``bug`` for the reproducer, ``fixed`` for the fixed tree).  Returns the
-    exit status (0: the fixed tree is right)."""
+    exit status (0: the fixed tree is right in every mode)."""
     from novaseries import realironic
     target = targets_mod.get(ctx, target_name)
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    results = {}
-    for label, expect in (('reproducer', 'bug'), ('fixed', 'fixed')):
-        log_path = ctx.results('run') / f"real-{label}.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_path.write_text('')
-        for name, test in REAL_IRONIC_SCENARIOS.items():
-            start = log_path.stat().st_size
-            with open(log_path, 'a') as log:
-                rc = realironic.selftest(trees[label], nova_venv=venv,
-                                         build=ctx.build, pattern=test,
-                                         expect=expect, log=log, root=ctx.root)
-            with open(log_path, 'rb') as log:
-                log.seek(start)
-                output = log.read().decode(errors='replace')
-            results[(name, label)] = (rc, output)
     wrong = 0
-    put(f"\n{'scenario':30} {'reproducer (expect bug)':40} "
-        "fixed (expect fixed)")
-    for sc in scenario_table.BY_NAME:
-        if sc not in REAL_IRONIC_SCENARIOS:
-            put(f"{sc:30} not applicable (real Ironic)")
-            continue
-        r = results[(sc, 'reproducer')]
-        f = results[(sc, 'fixed')]
-        wrong += bool(f[0])
-        put(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
-            f"{_real_verdict(*f, 'ok')}")
-    put(f"logs: {ctx.results('run')}/real-*.log")
+    for mode in modes or DEFAULT_MODES:
+        env = mode_target(target, mode).mode.env
+        results = {}
+        for label, expect in (('reproducer', 'bug'), ('fixed', 'fixed')):
+            log_path = ctx.results('run') / f"real-{label}.{mode}.log"
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text('')
+            for name, test in REAL_IRONIC_SCENARIOS.items():
+                start = log_path.stat().st_size
+                with open(log_path, 'a') as log:
+                    rc = realironic.selftest(trees[label], nova_venv=venv,
+                                             build=ctx.build, pattern=test,
+                                             expect=expect, log=log,
+                                             root=ctx.root, nova_env=env)
+                with open(log_path, 'rb') as log:
+                    log.seek(start)
+                    output = log.read().decode(errors='replace')
+                results[(name, label)] = (rc, output)
+        put(f"\n=== {mode} mode: {MODES[mode]}")
+        put(f"{'scenario':30} {'reproducer (expect bug)':40} "
+            "fixed (expect fixed)")
+        for sc in scenario_table.BY_NAME:
+            if sc not in REAL_IRONIC_SCENARIOS:
+                put(f"{sc:30} not applicable (real Ironic)")
+                continue
+            r = results[(sc, 'reproducer')]
+            f = results[(sc, 'fixed')]
+            wrong += bool(f[0])
+            put(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
+                f"{_real_verdict(*f, 'ok')}")
+    put(f"logs: {ctx.results('run')}/real-*.<mode>.log")
     return 1 if wrong else 0
 
 
@@ -453,57 +488,83 @@ def run_real(ctx, target_name='master'):
 BENCH_RUNS = 3
 
 
+def mode_target(target, mode):
+    """``target`` in ``mode`` for the main job: the mode's environment
+    with the target's own interpreter and venv, so that the two modes'
+    results differ in nothing else."""
+    return target.in_mode(mode, interpreter=False)
+
+
 def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
-        ironic='fake', bench_runs=BENCH_RUNS):
-    """The main job.  Returns the exit status (0: fixed tree all right and,
-    with ``bench``, the benchmark without problems, which the JSON has as
-    ``bench_problems``)."""
+        ironic='fake', bench_runs=BENCH_RUNS, modes=DEFAULT_MODES):
+    """The main job, in each of ``modes`` (names of :data:`MODES`), one
+    after the other.  Returns the exit status (0: fixed tree all right in
+    every mode and, with ``bench``, the benchmark without problems).
+
+    The JSON: ``modes`` (in order), ``by_mode`` (``{mode: {reproducer,
+    fixed, bench_problems}}``, every observation and benchmark record
+    with its ``mode``) and ``bench_problems`` (all modes', each behind
+    its mode's name)."""
     if ironic == 'real':
-        return run_real(ctx, target_name)
+        return run_real(ctx, target_name, modes)
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
     names = list(scenarios) or ([] if bench else [s.name for s in SCENARIOS])
-    if names:
-        say(f"running {len(names)} scenarios in {len(trees)} trees (in "
-            "parallel)...")
-        data = run_trees(ctx, target, venv, trees, names)
-    else:
-        data = {label: {'scenarios': []} for label in trees}
-    if bench:
-        runs = len(bench_table.expand(bench)) * bench_runs
-        say(f"running {runs} benchmark runs in each of {len(trees)} trees "
-            "(one at a time)...")
-        for label, recs in bench_trees(ctx, target, venv, trees, bench,
-                                       bench_runs).items():
-            data[label]['bench'] = recs
-    wrong = evaluate(data, released=f"nova {target.version}")
-    if data['fixed']['scenarios']:
+    result = {'modes': list(modes), 'by_mode': {}, 'bench_problems': []}
+    wrong_total, summary = 0, []
+    for mode in modes:
+        moded = mode_target(target, mode)
+        if names:
+            say(f"{mode} mode: running {len(names)} scenarios in {len(trees)} "
+                "trees (in parallel)...")
+            data = run_trees(ctx, moded, venv, trees, names)
+        else:
+            data = {label: {'scenarios': []} for label in trees}
+        if bench:
+            runs = len(bench_table.expand(bench)) * bench_runs
+            say(f"{mode} mode: running {runs} benchmark runs in each of "
+                f"{len(trees)} trees (one at a time)...")
+            for label, recs in bench_trees(ctx, moded, venv, trees, bench,
+                                           bench_runs).items():
+                data[label]['bench'] = recs
+        wrong = evaluate(data, released=f"nova {target.version}")
+        wrong_total += wrong
         put('')
-        for row in table(data):
-            put(row)
-    lines, problems = benchreport.report(data)
-    if lines:
-        put('')
-        for line in lines:
-            put(line)
-        for problem in problems:
-            LOG.error("benchmark: %s", problem)
-        put(f"benchmark: {len(problems) or 'no'} problem(s)")
+        put(f"=== {mode} mode: {MODES[mode]}")
+        if data['fixed']['scenarios']:
+            put('')
+            for row in table(data):
+                put(row)
+        lines, problems = benchreport.report(data)
+        if lines:
+            put('')
+            for line in lines:
+                put(line)
+            for problem in problems:
+                LOG.error("benchmark (%s mode): %s", mode, problem)
+            put(f"benchmark ({mode} mode): {len(problems) or 'no'} problem(s)")
         data['bench_problems'] = problems
+        result['by_mode'][mode] = data
+        result['bench_problems'] += [f"{mode} mode: {p}" for p in problems]
+        if data['fixed']['scenarios']:
+            summary.append(f"{mode} mode: fixed tree "
+                           f"{len(data['fixed']['scenarios']) - wrong} of "
+                           f"{len(data['fixed']['scenarios'])} scenarios right")
+    if bench and len(modes) > 1:
+        lines = benchreport.compare_modes(result)
+        if lines:
+            put('')
+            for line in lines:
+                put(line)
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'run.json'
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1, sort_keys=True))
+    out.write_text(json.dumps(result, indent=1, sort_keys=True))
     put(f"\nJSON: {out}")
-    if data['fixed']['scenarios']:
-        put(f"fixed tree: {len(data['fixed']['scenarios']) - wrong} of "
-            f"{len(data['fixed']['scenarios'])} scenarios right; "
-            f"{time.monotonic() - start:.0f} s")
-    else:
-        put(f"{time.monotonic() - start:.0f} s")
-    return 1 if wrong or problems else 0
+    put('; '.join(summary + [f"{time.monotonic() - start:.0f} s"]))
+    return 1 if wrong_total or result['bench_problems'] else 0
 
 
 def scenario_list():
@@ -540,6 +601,13 @@ def _runs(text):
     return int(text)
 
 
+def _modes(choice):
+    """The modes of ``--mode CHOICE`` (None: :data:`DEFAULT_MODES`)."""
+    if choice is None:
+        return DEFAULT_MODES
+    return tuple(MODES) if choice == 'both' else (choice,)
+
+
 def _register():
     from novaseries import cli
 
@@ -568,6 +636,10 @@ def _register():
         (('--json',), dict(help='where to write the JSON (default: '
                            'build/results/run/run.json)')),
         (('--ironic',), dict(choices=('fake', 'real'), default='fake')),
+        (('--mode',), dict(choices=(*MODES, 'both'), default=None,
+                           help="Nova's concurrency mode: threading (nova "
+                           "34.0.0's default, the default here), eventlet, "
+                           'or both (threading, then eventlet)')),
         (('--tree',), dict(help='instead: judge this Nova tree (with the '
                            "series' fake Ironic) as a fixed tree")))
     def cmd_run(ctx, args):
@@ -577,6 +649,7 @@ def _register():
                 ('--bench', args.bench), ('--json', args.json),
                 ('--bench-runs', args.bench_runs is not None),
                 ('--ironic', args.ironic != 'fake'),
+                ('--mode', args.mode),
                 ('--target', args.target != 'master')) if used]
             if given:
                 raise HarnessError(f"--list lists the scenarios; it does not take "
@@ -593,14 +666,15 @@ def _register():
                 raise HarnessError(f"--tree judges one tree with the fake Ironic; "
                                    f"it does not take {' or '.join(ignored)}")
             return check_tree(ctx, args.tree, args.target, args.scenario,
-                              args.json)
+                              args.json, _modes(args.mode))
         if args.bench_runs is not None and not args.bench:
             raise HarnessError("--bench-runs needs --bench")
         if args.bench and args.ironic == 'real':
             raise HarnessError("--bench runs on the fake Ironic; it does not "
                                "take --ironic real")
         return run(ctx, args.target, args.scenario, args.bench, args.json,
-                   args.ironic, args.bench_runs or BENCH_RUNS)
+                   args.ironic, args.bench_runs or BENCH_RUNS,
+                   _modes(args.mode))
 
     cmd_run.epilog = 'scenarios (novaseries/scenarios/scenario_table.py):\n' + \
         '\n'.join(f"  {sc.name:30} {sc.title}" for sc in SCENARIOS)

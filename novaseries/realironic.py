@@ -526,7 +526,7 @@ def fixture(**kwargs):
 
 
 def selftest(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
-             root=None):
+             root=None, nova_env=None):
     """Install if needed, then run ``tests/realironic`` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
@@ -539,6 +539,9 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, expect=None, log=No
         inherited stdout/stderr).
     :param root: the project checkout (pins, ``tests/realironic``); default
         the one this module lives in.
+    :param nova_env: environment for Nova's concurrency mode (a mode's
+        ``env`` in targets.toml, e.g. ``OS_NOVA_DISABLE_EVENTLET_PATCHING``
+        ``True`` for native threads); default eventlet mode.
     :returns: the test run's exit code.
     """
     build = pathlib.Path(build or default_build())
@@ -561,6 +564,7 @@ def selftest(tree, nova_venv=None, build=None, pattern=None, expect=None, log=No
         "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
+    env.update(nova_env or {})
     tests = root / "tests" / "realironic"
     cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", str(tests), "-t", str(tests)]
     if pattern:

@@ -249,17 +249,37 @@ def _watch_progress(path, proc, label, every=PROGRESS_EVERY, clock=time.monotoni
                 f"{c['skipped']} skipped), {clock() - start:.0f} s")
 
 
-def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None):
+def exclude_list(tree, name, out):
+    """Write ``out`` from the tree's exclude list file ``name`` as Nova's
+    ``tools/generate-exclude.sh`` does (comment and empty lines dropped)
+    and return it, for ``stestr --exclude-list``.
+
+    :raises HarnessError: the tree has no such file.
+    """
+    source = pathlib.Path(tree) / name
+    if not source.is_file():
+        raise HarnessError(f"{tree}: no exclude list {name} (targets.toml names it)")
+    lines = [line for line in source.read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    out.write_text("".join(line + "\n" for line in lines))
+    return out
+
+
+def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None,
+               exclude=None):
     """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
     and a note (non-empty when stestr itself failed).  Says how many tests
     have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
-    ``[<progress or label>] ...``."""
+    ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
+    the tree (see :func:`exclude_list`), as the mode's tox env passes it."""
     outdir.mkdir(parents=True, exist_ok=True)
     stream, errlog = outdir / f"{label}.subunit", outdir / f"{label}.stderr.log"
     cmd = [venv / "bin" / "stestr"]
     if test_path:
         cmd += ["--test-path", test_path]
     cmd += ["run", "--subunit", *filters]
+    if exclude:
+        cmd += ["--exclude-list", exclude_list(tree, exclude, outdir / f"{label}.exclude.txt")]
     env = test_env(target, venv, tree)
     with open(stream, "wb") as out, open(errlog, "wb") as err:
         proc = subprocess.Popen([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
@@ -345,41 +365,104 @@ def unit_relevant(files):
     return any(not f.startswith(UNIT_IRRELEVANT) for f in files)
 
 
-def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit=""):
+def modes(target):
+    """The target in each of its concurrency modes, in order (``[target]``
+    itself when it lists none)."""
+    return [target.in_mode(name) for name in target.modes] or [target]
+
+
+def cannot_run(name, why, note):
+    """An Outcome for a target, mode or step that cannot run here: skipped
+    with a warning, but a failure (and an error) under ``CI=true``, where
+    the machine must have everything."""
+    under_ci = os.environ.get("CI", "").lower() == "true"
+    (LOG.error if under_ci else LOG.warning)(
+        f"{'error' if under_ci else 'warning'}: {why}: "
+        f"{'cannot run under CI=true' if under_ci else 'skipped'}")
+    return Outcome(name, failed=int(under_ci), skipped=int(not under_ci), note=note)
+
+
+def mode_interpreter_missing(target):
+    """Why the interpreter of ``target``'s mode (a mode with one of its
+    own) cannot be found, or ""."""
+    if target.mode is None or not target.mode.interpreter:
+        return ""
+    try:
+        find_interpreter(target.mode.interpreter)
+    except HarnessError as exc:
+        return f"{exc}: mode {target.mode.name} of {target.name}"
+    return ""
+
+
+def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit=""):
+    """:func:`test_tree` in each of the target's modes (its venv for the
+    mode's interpreter made or reused first); flake8 runs once, in the
+    first mode.  A mode whose own interpreter is missing is skipped with a
+    warning (a failure under ``CI=true``); a missing target interpreter is
+    an error.  Returns the Outcomes."""
+    label = label or f"{target.name}@{rev}"
+    outcomes = []
+    for number, moded in enumerate(modes(target)):
+        missing = mode_interpreter_missing(moded)
+        if missing:
+            outcomes.append(cannot_run(f"{label} [{moded.mode_name}]", missing,
+                                       "mode not tested"))
+            continue
+        venv, _ = ensure_venv(ctx, moded)
+        outcomes += test_tree(ctx, moded, tree, venv, rev=rev, label=label,
+                              skip_unit=skip_unit, flake8=number == 0)
+    return outcomes
+
+
+def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True):
     """Run the unit selections, the touched functional modules and flake8 on
     ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
-    ``skip_unit``: a reason not to run the unit selections (check-commits
-    passes one when the commit cannot change their result)."""
+    ``target`` may be in a mode (:meth:`~novaseries.targets.Target.in_mode`):
+    its env, the mode's suites and exclude lists, and ``[mode]`` in every
+    name.  ``skip_unit``: a reason not to run the unit selections
+    (check-commits passes one when the commit cannot change their result);
+    ``flake8``: false to leave flake8 to another mode's run."""
     label = label or f"{target.name}@{rev}"
+    mode = target.mode
+    if mode is not None:
+        label = f"{label} [{mode.name}]"
+    suites = mode.suites if mode is not None else ("unit", "functional")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
     outdir = ctx.results(target.name) / safe
     outcomes = []
     start = time.monotonic()
-    if skip_unit:
+    if "unit" not in suites:
+        say(f"[{label}] unit: not run in this mode (targets.toml)")
+    elif skip_unit:
         say(f"[{label}] unit: not re-run ({skip_unit})")
         outcomes.append(Outcome(f"{label} unit", note=f"not re-run: {skip_unit}"))
     else:
         filters = unit_filters(target, tree, rev)
         say(f"[{label}] unit: stestr run {' '.join(filters)}")
         results, note = run_stestr(target, venv, tree, filters, outdir, "unit",
-                                   progress=f"{label} unit")
+                                   progress=f"{label} unit",
+                                   exclude=mode and mode.unit_exclude)
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
     modules = functional_modules(tree, rev)
-    if modules:
+    if "functional" not in suites:
+        say(f"[{label}] functional: not run in this mode (targets.toml)")
+    elif modules:
         say(f"[{label}] functional: {', '.join(modules)}")
         filters = [re.escape(m) + r"\." for m in modules]
         results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
-                                   test_path=FUNCTIONAL_PATH, progress=f"{label} functional")
+                                   test_path=FUNCTIONAL_PATH, progress=f"{label} functional",
+                                   exclude=mode and mode.functional_exclude)
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))
         shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
     else:
         say(f"[{label}] functional: the series touches no functional test module")
-    outcomes.append(run_flake8(venv, target, tree, rev, label))
+    if flake8:
+        outcomes.append(run_flake8(venv, target, tree, rev, label))
     for outcome in outcomes:
         say("  " + outcome.line())
     say(f"[{label}] {time.monotonic() - start:.0f} s")

@@ -17,6 +17,38 @@ from novaseries.util import HarnessError
 
 TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
 
+#: The suites a mode can run: Nova's unit selections and the functional
+#: test modules the series touches.
+SUITES = ("unit", "functional")
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    """One of Nova's concurrency modes a target's tests run in.
+
+    Nova 34.0.0 runs nova-compute and nova-conductor with native threads by
+    default and keeps eventlet as the other mode; ``nova/monkey_patch.py``
+    reads ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` (Nova's tox envs set it:
+    ``False`` for ``py3``/``functional``, ``True`` for the ``*-threading``
+    envs).
+
+    ``env``: what the mode sets on top of the target's environment;
+    ``interpreter``: the mode's own interpreter (None: the target's), as
+    upstream's jobs use one (``functional-py313-threading``);
+    ``suites``: which of :data:`SUITES` run in this mode (a release whose
+    tox.ini has only a unit threading env runs only ``unit`` threaded);
+    ``unit_exclude``/``functional_exclude``: the exclude list file in the
+    Nova tree that Nova's tox env passes to ``stestr --exclude-list``
+    (comment lines dropped, as ``tools/generate-exclude.sh`` does), or "".
+    """
+
+    name: str
+    env: dict = dataclasses.field(default_factory=dict)
+    interpreter: str = None
+    suites: tuple = SUITES
+    unit_exclude: str = ""
+    functional_exclude: str = ""
+
 
 @dataclasses.dataclass
 class Target:
@@ -47,10 +79,56 @@ class Target:
     #: False: a combination only tested, never exported (its patches belong
     #: to the targets of the folders it stacks).
     exportable: bool = True
+    #: The concurrency modes the target's tests run in, in order
+    #: (``{name: Mode}``); see :meth:`in_mode`.
+    modes: dict = dataclasses.field(default_factory=dict)
+    #: The mode this Target is in (set by :meth:`in_mode`), or None.
+    mode: Mode = None
 
     @property
     def venv_name(self):
-        return self.venv or self.name
+        """``build/venvs/NAME``: the target's ``venv`` (or its name), with
+        the interpreter's version after a dash when a mode has an
+        interpreter of its own (``master-py3.13``)."""
+        name = self.venv or self.name
+        if self.mode is not None and self.mode.interpreter:
+            name += "-py" + self.mode.interpreter.removeprefix("python")
+        return name
+
+    @property
+    def mode_name(self):
+        """The mode's name, or "" for a target not put in a mode."""
+        return self.mode.name if self.mode else ""
+
+    def only_modes(self, names):
+        """This target with only the modes ``names`` (all when empty).
+
+        :raises HarnessError: a name is not one of the target's modes.
+        """
+        if not names:
+            return self
+        unknown = [n for n in names if n not in self.modes]
+        if unknown:
+            raise HarnessError(f"target {self.name} does not run in mode "
+                               f"{', '.join(unknown)} (its modes: "
+                               f"{', '.join(self.modes) or 'none'})")
+        return dataclasses.replace(self, modes={n: self.modes[n] for n in names})
+
+    def in_mode(self, name, interpreter=True):
+        """This target as its tests run in mode ``name``: the mode's
+        environment over the target's and, unless ``interpreter`` is
+        false, the mode's interpreter (if it has one) and so its venv.
+
+        :raises HarnessError: the target does not run in that mode.
+        """
+        if name not in self.modes:
+            raise HarnessError(f"target {self.name} does not run in mode {name!r} "
+                               f"(its modes: {', '.join(self.modes) or 'none'})")
+        mode = self.modes[name]
+        if not interpreter:
+            mode = dataclasses.replace(mode, interpreter=None)
+        return dataclasses.replace(self, mode=mode, env={**self.env, **mode.env},
+                                   interpreter=mode.interpreter or self.interpreter)
 
     @property
     def sdist_name(self):
@@ -139,6 +217,31 @@ def read_series(name, folder):
     return patches
 
 
+def _modes(path, name, known, wanted):
+    """``{mode: Mode}`` of target ``name``: ``wanted`` maps each mode the
+    target runs in to its settings (``interpreter``, ``suites``,
+    ``unit_exclude``, ``functional_exclude``); ``known`` is the file's
+    ``[modes]`` table (each mode's ``env``)."""
+    modes = {}
+    for mode, settings in wanted.items():
+        if mode not in known:
+            raise HarnessError(f"targets file {path}: target {name}: unknown mode {mode!r} "
+                               f"(known: {', '.join(known) or 'none'})")
+        settings = {**known[mode], **settings}
+        extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
+                                 "functional_exclude"}
+        suites = tuple(settings.get("suites", SUITES))
+        if extra or not set(suites) <= set(SUITES) or not suites:
+            raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
+                               f"unknown settings {sorted(extra)} or suites {list(suites)} "
+                               f"(suites: {', '.join(SUITES)})")
+        modes[mode] = Mode(mode, env={k: str(v) for k, v in settings.get("env", {}).items()},
+                           interpreter=settings.get("interpreter"), suites=suites,
+                           unit_exclude=settings.get("unit_exclude", ""),
+                           functional_exclude=settings.get("functional_exclude", ""))
+    return modes
+
+
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order)."""
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
@@ -177,6 +280,7 @@ def load(ctx, path=None):
             below_upto=merged.get("below_upto"),
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
+            modes=_modes(path, name, data.get("modes", {}), merged.get("modes", {})),
         )
     return targets
 

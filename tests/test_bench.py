@@ -536,7 +536,7 @@ class BenchTreesTest(unittest.TestCase):
         self.addCleanup(patcher.stop)
         self.mainjob = mainjob
         self.venv = tmp / 'venv'
-        self.target = mock.Mock(env={})
+        self.target = mock.Mock(env={}, mode_name='')
 
     def test_order_records_and_errors(self):
         said = helpers.capture_log(self)

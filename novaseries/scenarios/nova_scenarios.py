@@ -153,7 +153,12 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                        group='ironic')
         for node_id in self.node_ids:
             self.ironic.configure_node(
-                node_id, deleting_reads=self.SCENARIO.deleting_reads)
+                node_id, deleting_reads=self.SCENARIO.deleting_reads,
+                # a user delete from the main thread: every deploy waits
+                # in wait call-back until the delete has been accepted
+                # (see _run), whatever the threads' scheduling
+                **({'callback_reads': None}
+                   if self.SCENARIO.action == 'user-delete' else {}))
         self._watch_errors_and_faults()
         if self.SCENARIO.delete_on_reschedule:
             self._delete_on_reschedule()
@@ -290,6 +295,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             self.ironic.associate(node_id, OTHER_INSTANCE)
         elif action == 'user-delete':
             # the runner's main thread deletes it, whenever it gets to it
+            # (the deploy waits in wait call-back meanwhile: see setUp)
             self._user_delete.set()
         elif action == 'delete':
             # The API sets task_state DELETING at once and casts the
@@ -407,7 +413,19 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             server = self._boot_baremetal_server(
                 networks=networks, expected_state='BUILD')
             if sc.action == 'user-delete':
-                self._user_delete.wait(SETTLE_TIMEOUT)
+                if not self._user_delete.wait(SETTLE_TIMEOUT):
+                    raise AssertionError('the deploy was not polled %d '
+                                         'times' % sc.after_polls)
+                # The first deploy stays in wait call-back, so a poll after
+                # the delete sees it (the API has set task_state DELETING
+                # when it returns). Deploys that start later (a
+                # reschedule's) get their callback as usual.
+                for node_id in self.node_ids:
+                    if node_id != acted['node']:
+                        self.ironic.configure_node(
+                            node_id,
+                            callback_reads=self.ironic.defaults[
+                                'callback_reads'])
                 self.api.delete_server(server['id'])
             if done is None:
                 first_node = self.ironic.wait_for_deploy(server['id'])

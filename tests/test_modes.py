@@ -1,0 +1,204 @@
+"""Nova's concurrency modes: targets.toml ``[modes]``, Target.in_mode,
+runner.test_modes (per-mode env, suites, exclude lists, labels) and the
+main job's per-mode JSON and side-by-side benchmark table."""
+
+import pathlib
+import tempfile
+import unittest
+from unittest import mock
+
+from novaseries import benchreport, runner, targets, util
+from tests import helpers
+
+TOML = '''
+[defaults]
+unit = ["nova.tests.unit"]
+[defaults.env]
+PYTHONHASHSEED = "0"
+[modes.eventlet.env]
+OS_NOVA_DISABLE_EVENTLET_PATCHING = "False"
+[modes.threading.env]
+OS_NOVA_DISABLE_EVENTLET_PATCHING = "True"
+[defaults.modes.eventlet]
+
+[targets.new]
+version = "1"
+sha256 = "{sha}"
+pins = "p.txt"
+patches = "patches/new"
+[targets.new.modes.eventlet]
+[targets.new.modes.threading]
+interpreter = "python3.13"
+functional_exclude = "excl.txt"
+
+[targets.old]
+version = "1"
+sha256 = "{sha}"
+pins = "p.txt"
+patches = "patches/old"
+venv = "shared"
+[targets.old.modes.eventlet]
+[targets.old.modes.threading]
+suites = ["unit"]
+
+[targets.plain]
+version = "1"
+sha256 = "{sha}"
+pins = "p.txt"
+patches = "patches/plain"
+'''
+
+
+class ModesTest(unittest.TestCase):
+
+    def load(self, text=TOML):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-modes-"))
+        self.addCleanup(__import__("shutil").rmtree, tmp, ignore_errors=True)
+        (tmp / "targets").mkdir()
+        (tmp / "targets" / "targets.toml").write_text(text.replace("{sha}", "0" * 64))
+        self.ctx = util.Context.create(tmp, tmp / "build", tmp / "cache")
+        return targets.load(self.ctx)
+
+    def test_modes_from_the_file(self):
+        known = self.load()
+        self.assertEqual(["eventlet", "threading"], list(known["new"].modes))
+        self.assertEqual(["eventlet"], list(known["plain"].modes))
+        threading = known["new"].in_mode("threading")
+        self.assertEqual("True", threading.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"])
+        self.assertEqual("0", threading.env["PYTHONHASHSEED"])
+        self.assertEqual("python3.13", threading.interpreter)
+        self.assertEqual("new-py3.13", threading.venv_name)
+        self.assertEqual("excl.txt", threading.mode.functional_exclude)
+        eventlet = known["new"].in_mode("eventlet")
+        self.assertEqual("False", eventlet.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"])
+        self.assertEqual(("new", "python3.11"), (eventlet.venv_name, eventlet.interpreter))
+        # the target itself is not changed
+        self.assertNotIn("OS_NOVA_DISABLE_EVENTLET_PATCHING", known["new"].env)
+
+    def test_the_main_jobs_mode_keeps_the_targets_interpreter(self):
+        threading = self.load()["new"].in_mode("threading", interpreter=False)
+        self.assertEqual(("new", "python3.11"), (threading.venv_name, threading.interpreter))
+        self.assertEqual("True", threading.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"])
+
+    def test_suites_and_shared_venv(self):
+        old = self.load()["old"].in_mode("threading")
+        self.assertEqual(("unit",), old.mode.suites)
+        self.assertEqual("shared", old.venv_name)
+
+    def test_unknown_mode_and_bad_settings_refused(self):
+        with self.assertRaisesRegex(util.HarnessError, "does not run in mode 'nosuch'"):
+            self.load()["new"].in_mode("nosuch")
+        with self.assertRaisesRegex(util.HarnessError, "does not run in mode nosuch"):
+            self.load()["new"].only_modes(["nosuch"])
+        with self.assertRaisesRegex(util.HarnessError, "unknown mode 'green'"):
+            self.load(TOML + "[targets.plain.modes.green]\n")
+        with self.assertRaisesRegex(util.HarnessError, "suites"):
+            self.load(TOML.replace('suites = ["unit"]', 'suites = ["smoke"]'))
+        with self.assertRaisesRegex(util.HarnessError, "unknown settings"):
+            self.load(TOML.replace('suites = ["unit"]', 'python = "3.13"'))
+
+    def test_only_modes(self):
+        new = self.load()["new"]
+        self.assertIs(new, new.only_modes(None))
+        self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
+
+    def test_real_targets_file(self):
+        known = targets.load(util.Context.create(helpers.REPO))
+        master = known["master"]
+        self.assertEqual(["eventlet", "threading"], list(master.modes))
+        self.assertEqual("python3.13", master.modes["threading"].interpreter)
+        for name in ("master-rebuild", "master-all", "2026.1", "2026.1-rebuild"):
+            self.assertEqual(("unit", "functional"),
+                             known[name].modes["threading"].suites, name)
+        self.assertEqual(("unit",), known["2025.2"].modes["threading"].suites)
+        self.assertEqual(["eventlet"], list(known["2025.1"].modes))
+        self.assertEqual(["eventlet"], list(known["pike"].modes))
+
+
+class TestModesTest(unittest.TestCase):
+    """runner.test_modes: one test_tree per mode, flake8 once, a missing
+    mode interpreter skipped (a failure under CI=true)."""
+
+    def setUp(self):
+        self.known = ModesTest.load(self, TOML)
+        helpers.capture_log(self)
+
+    def _run(self, target, missing=""):
+        calls = []
+
+        def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8):
+            calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
+                          venv, flake8))
+            return [runner.Outcome(f"{label} [{moded.mode_name}]", passed=1)]
+        with mock.patch.object(runner, "test_tree", test_tree), \
+                mock.patch.object(runner, "ensure_venv",
+                                  lambda ctx, t: (t.venv_name, 0)), \
+                mock.patch.object(runner, "mode_interpreter_missing",
+                                  lambda t: missing if t.mode.interpreter else ""):
+            return calls, runner.test_modes(self.ctx, target, "tree", label="x")
+
+    def test_each_mode_with_its_venv_flake8_once(self):
+        calls, outcomes = self._run(self.known["new"])
+        self.assertEqual([("eventlet", "False", "new", True),
+                          ("threading", "True", "new-py3.13", False)], calls)
+        self.assertEqual(["x [eventlet]", "x [threading]"], [o.name for o in outcomes])
+
+    def test_missing_mode_interpreter(self):
+        with mock.patch.dict("os.environ", {"CI": ""}):
+            calls, outcomes = self._run(self.known["new"], "python3.13 not found")
+        self.assertEqual(["eventlet"], [c[0] for c in calls])
+        self.assertEqual((0, 1), (outcomes[-1].failed, outcomes[-1].skipped))
+        with mock.patch.dict("os.environ", {"CI": "true"}):
+            _, outcomes = self._run(self.known["new"], "python3.13 not found")
+        self.assertEqual(1, outcomes[-1].failed)
+
+    def test_target_without_modes_runs_once(self):
+        plain = targets.Target(**{**self.known["plain"].__dict__, "modes": {}})
+        calls = []
+        with mock.patch.object(runner, "test_tree",
+                               lambda *a, **k: calls.append(a[1].mode) or []), \
+                mock.patch.object(runner, "ensure_venv", lambda ctx, t: ("v", 0)):
+            runner.test_modes(self.ctx, plain, "tree")
+        self.assertEqual([None], calls)
+
+
+class ExcludeListTest(unittest.TestCase):
+
+    def test_comments_and_blank_lines_dropped(self):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-excl-"))
+        self.addCleanup(__import__("shutil").rmtree, tmp, ignore_errors=True)
+        (tmp / "excl.txt").write_text("# why\n\nnova.tests.a.B.test_c\n  \nnova.tests.d\n")
+        out = runner.exclude_list(tmp, "excl.txt", tmp / "out.txt")
+        self.assertEqual("nova.tests.a.B.test_c\nnova.tests.d\n", out.read_text())
+        with self.assertRaisesRegex(util.HarnessError, "no exclude list missing.txt"):
+            runner.exclude_list(tmp, "missing.txt", tmp / "out2.txt")
+
+
+class CompareModesTest(unittest.TestCase):
+
+    def _rec(self, tree, wall, mode):
+        return {'spec': '2:0:0', 'run': 1, 'n': 2, 's': 0, 'k': 0, 'mode': mode,
+                'settled': True, 'outcome': {'ACTIVE': 2}, 'wall_seconds': wall,
+                'cpu_seconds': wall, 'torn_down': [], 'stuck_in_build': [],
+                'inconsistencies': [], 'ironic_calls_total': 8,
+                'healthy': [{'server': s, 'wall_seconds': wall / 2, 'polls': 3,
+                             'ironic_calls': 4, 'calls_per_poll': 1.0}
+                            for s in 'ab']}
+
+    def test_one_row_per_spec_tree_and_mode(self):
+        result = {'modes': ['threading', 'eventlet'], 'by_mode': {
+            mode: {tree: {'bench': [self._rec(tree, wall, mode)]}
+                   for tree, wall in (('reproducer', w), ('fixed', w))}
+            for mode, w in (('threading', 4.0), ('eventlet', 2.0))}}
+        lines = benchreport.compare_modes(result)
+        rows = [line for line in lines if line.startswith('2:0:0')]
+        self.assertEqual(4, len(rows), lines)
+        self.assertEqual(['reproducer', 'reproducer', 'fixed', 'fixed'],
+                         [r.split()[2] for r in rows])
+        self.assertEqual(['threading', 'eventlet'] * 2, [r.split()[3] for r in rows])
+        self.assertEqual([], benchreport.compare_modes(
+            {'modes': ['threading'], 'by_mode': {'threading': {}}}))
+
+
+if __name__ == "__main__":
+    unittest.main()
