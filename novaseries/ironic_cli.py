@@ -7,6 +7,7 @@ A plugin of the CLI (:data:`novaseries.cli.PLUGINS`)::
                                               # start one, print its URLs, stop on Enter/SIGTERM
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
+                               [--mode threading|eventlet]
                                               # contract + end-to-end tests (tests/realironic)
     novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
@@ -21,6 +22,7 @@ import signal
 import sys
 
 from novaseries import cli, pikeironic, realironic
+from novaseries import targets as targets_mod
 from novaseries.util import HarnessError, say
 
 ACTIONS = ("install", "start", "sweep", "selftest")
@@ -34,19 +36,20 @@ _TAKES = {
     "nova_venv": {"selftest"},
     "pattern": {"selftest"},
     "expect": {"selftest"},
+    "mode": {"selftest"},
 }
 _DEFAULTS = {"pike": False, "port": None, "fake_delays": 0, "tree": None,
-             "nova_venv": None, "pattern": None, "expect": "auto"}
+             "nova_venv": None, "pattern": None, "expect": "auto", "mode": "threading"}
 _FLAGS = {"pike": "--pike", "port": "--port", "fake_delays": "--fake-delays",
           "tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
-          "expect": "--expect"}
+          "expect": "--expect", "mode": "--mode"}
 
 
 def _refuse_unused(args):
     unused = [_FLAGS[dest] for dest, actions in _TAKES.items()
               if args.action not in actions and getattr(args, dest) != _DEFAULTS[dest]]
     if args.pike and args.action == "selftest":
-        unused += [_FLAGS[d] for d in ("tree", "nova_venv", "pattern", "expect")
+        unused += [_FLAGS[d] for d in ("tree", "nova_venv", "pattern", "expect", "mode")
                    if getattr(args, d) != _DEFAULTS[d]]
     if args.pike and args.action == "start" and args.fake_delays:
         unused.append("--fake-delays (Ironic 9.1 has none)")
@@ -107,7 +110,10 @@ def _tree(ctx, arg):
     (("-k",), dict(dest="pattern", help="selftest: only tests matching this")),
     (("--expect",), dict(choices=("auto", "fixed", "bug"), default="auto",
                          help="selftest: what spawn() must raise in the end-to-end tests "
-                         "(default: detected from the tree)")))
+                         "(default: detected from the tree)")),
+    (("--mode",), dict(choices=("threading", "eventlet"), default="threading",
+                       help="selftest: Nova's concurrency mode (targets.toml [modes]; "
+                       "default threading, as nova 34.0.0 runs nova-compute)")))
 def cmd_ironic(ctx, args):
     """``novaseries ironic ACTION``: see the module docstring.  Returns the
     exit status (selftest: the test run's); an option the action does not
@@ -128,7 +134,10 @@ def cmd_ironic(ctx, args):
             return _start(ctx, args)
         if args.pike:
             return _selftest_pike(ctx)
-        return realironic.selftest(_tree(ctx, args.tree), args.nova_venv, ctx.build,
-                                   args.pattern, expect=args.expect, root=ctx.root)
+        tree = _tree(ctx, args.tree)
+        mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
+        return realironic.selftest(tree, args.nova_venv, ctx.build,
+                                   args.pattern, expect=args.expect, root=ctx.root,
+                                   nova_env=mode.mode.env)
     except realironic.RealIronicError as exc:
         raise HarnessError(str(exc)) from None
