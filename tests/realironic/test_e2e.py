@@ -54,6 +54,7 @@ try:
     from nova.network import model as network_model
     from nova import objects
     from nova import test
+    from nova import utils as nova_utils
     from nova.virt import fake as fake_virt
     from nova.virt.ironic import driver as ironic_driver
 except ImportError as e:  # pragma: no cover
@@ -97,6 +98,16 @@ class TestSpawnAgainstRealIronic(test.TestCase):
                    api_retry_interval=1, api_max_retries=60, group='ironic')
         self.ctx = nova_context.get_admin_context()
         self.driver = ironic_driver.IronicDriver(fake_virt.FakeVirtAPI())
+
+    def test_nova_runs_in_the_concurrency_mode_asked_for(self):
+        # novaseries runs these tests in each of Nova's concurrency modes
+        # (OS_NOVA_DISABLE_EVENTLET_PATCHING, read by nova.monkey_patch):
+        # the driver's threads are the ones that mode gives.
+        threads = os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
+                                 '').lower() in ('1', 'true', 'yes')
+        self.assertEqual(threads, nova_utils.concurrency_mode_threading())
+        print('e2e: nova concurrency mode: %s' % (
+            'threading' if threads else 'eventlet'))
 
     def _prepare(self, image_url=None):
         """An available node, an instance on it, the image; then spawn.
