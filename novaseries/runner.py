@@ -334,11 +334,23 @@ def test_modules(tree, rev="HEAD", under="nova/tests/functional"):
 
 
 def unit_filters(target, tree, rev="HEAD"):
-    """The target's unit selections plus the unit test modules the series
-    touches that they do not cover (e.g. nova.tests.unit.test_fixtures)."""
+    """The target's unit selections that the series up to ``rev`` targets,
+    plus the unit test modules it touches that they do not cover (e.g.
+    nova.tests.unit.test_fixtures).
+
+    A selection with ``unit_paths`` (targets.toml) is targeted once the
+    series touches one of those paths (the code it tests, its own tests);
+    one without runs always.  So at a commit before the series touches the
+    compute manager, its unit tests do not run; from that commit on they
+    do.
+    """
+    touched = changed_files(tree, rev) if target.unit_paths else []
+    selected = [u for u in target.unit
+                if u not in target.unit_paths or
+                any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
     extra = [m for m in test_modules(tree, rev, "nova/tests/unit")
              if not any(m == u or m.startswith(u + ".") for u in target.unit)]
-    return list(target.unit) + [re.escape(m) + r"\b" for m in extra]
+    return selected + [re.escape(m) + r"\b" for m in extra]
 
 
 def functional_modules(tree, rev="HEAD"):

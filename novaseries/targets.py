@@ -79,6 +79,10 @@ class Target:
     #: False: a combination only tested, never exported (its patches belong
     #: to the targets of the folders it stacks).
     exportable: bool = True
+    #: ``{unit selection: [path prefix, ...]}``: a selection listed here
+    #: runs at a commit only once the series touches one of its paths
+    #: (:func:`novaseries.runner.unit_filters`).
+    unit_paths: dict = dataclasses.field(default_factory=dict)
     #: The concurrency modes the target's tests run in, in order
     #: (``{name: Mode}``); see :meth:`in_mode`.
     modes: dict = dataclasses.field(default_factory=dict)
@@ -281,6 +285,8 @@ def load(ctx, path=None):
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
             modes=_modes(path, name, data.get("modes", {}), merged.get("modes", {})),
+            unit_paths={k: [str(p) for p in v]
+                        for k, v in merged.get("unit_paths", {}).items()},
         )
     return targets
 

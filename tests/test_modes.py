@@ -202,3 +202,29 @@ class CompareModesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class UnitPathsTest(unittest.TestCase):
+    """A unit selection with unit_paths runs once the series touches them."""
+
+    def test_selection_follows_the_touched_paths(self):
+        target = mock.Mock(unit=["nova.tests.unit.virt.ironic",
+                                 "nova.tests.unit.compute.test_compute_mgr"],
+                           unit_paths={"nova.tests.unit.compute.test_compute_mgr":
+                                       ["nova/compute/"]})
+        with mock.patch.object(runner, "test_modules", return_value=[]), \
+                mock.patch.object(runner, "changed_files",
+                                  return_value=["nova/virt/ironic/driver.py"]):
+            self.assertEqual(["nova.tests.unit.virt.ironic"],
+                             runner.unit_filters(target, "tree", "c1"))
+        with mock.patch.object(runner, "test_modules", return_value=[]), \
+                mock.patch.object(runner, "changed_files",
+                                  return_value=["nova/compute/manager.py"]):
+            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c2"))
+
+    def test_real_targets_file(self):
+        known = targets.load(util.Context.create(helpers.REPO))
+        for name in ("master", "2026.1", "pike"):
+            self.assertEqual(["nova/compute/", "nova/tests/unit/compute/"],
+                             known[name].unit_paths[
+                                 "nova.tests.unit.compute.test_compute_mgr"])
