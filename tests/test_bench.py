@@ -505,9 +505,14 @@ import json, os, sys
 out, spec, run = sys.argv[2], sys.argv[4], int(sys.argv[5])
 with open(os.path.join(os.getcwd(), '..', 'calls'), 'a') as f:
     f.write('%s %s %d\\n' % (os.path.basename(os.getcwd()), spec, run))
-print('a log line')
+print('a log line', sys.argv[6:])
 if spec.startswith('13:'):
     sys.exit(3)
+if spec.startswith('14:'):      # hangs: the harness's SIGUSR1, then kill
+    import faulthandler, signal, time
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    sys.stdout.flush()
+    time.sleep(60)
 with open(out, 'w') as f:
     json.dump({'scenarios': [], 'bench': [{'spec': spec, 'run': run,
                'outcome': {'ACTIVE': 1}, 'wall_seconds': 1.0}]}, f)
@@ -562,6 +567,23 @@ class BenchTreesTest(unittest.TestCase):
             records['fixed'][2]['error'])
         self.assertEqual(13, records['fixed'][2]['n'])
         self.assertEqual(4, log.read_text().count('a log line'))
+
+    def test_hung_run_leaves_a_thread_dump(self):
+        """A run past BENCH_TIMEOUT gets SIGUSR1 (its faulthandler writes
+        every thread's stack to the log) before the kill; the runner is
+        told its --deadline."""
+        with mock.patch.object(self.mainjob, 'BENCH_TIMEOUT', 3):
+            records = self.mainjob.bench_trees(
+                self.ctx, self.target, self.venv,
+                {'fixed': self.trees['fixed']}, ['14:0:0'], 1)
+        log = self.ctx.results('run') / 'fixed.bench.log'
+        self.assertEqual(
+            f"benchmark process exited killed after 3 s without a record; "
+            f"its log: {log}", records['fixed'][0]['error'])
+        text = log.read_text()
+        self.assertIn("a log line ['--deadline', '-27']", text)
+        self.assertIn('thread 0x', text)
+        self.assertIn('in <module>', text)
 
 
 if __name__ == '__main__':

@@ -16,19 +16,27 @@ Usage (what ``novaseries run`` does for each tree)::
     cd <tree>; PYTHONPATH=<tree> <venv>/bin/python nova_scenarios.py \\
         --out results.json [--scenario NAME ...]
     cd <tree>; PYTHONPATH=<tree> <venv>/bin/python nova_scenarios.py \\
-        --out results.json --bench N:S:K[:option=value,...] RUN
+        --out results.json --bench N:S:K[:option=value,...] RUN [--deadline S]
 
 ``--bench`` makes one run (number RUN, its seed) of one benchmark spec
-(``bench_table.parse``); the harness starts a process for each run.
+(``bench_table.parse``); the harness starts a process for each run. A run
+prints a progress line every PROGRESS_EVERY seconds on stderr; one that has
+not ended after ``--deadline`` seconds writes its threads' stacks, who
+holds Nova's test database locks and the end of Nova's log there, a record
+with an ``error``, and exits 3 (see _Watchdog); SIGUSR1 dumps the stacks
+(faulthandler) at any time.
 """
 
 import argparse
 import collections
 import contextlib
+import faulthandler
+import gc
 import json
 import os
 import random
 import re
+import signal
 import sys
 import threading
 import time
@@ -642,14 +650,25 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
     RUN = 1
     CALLBACK_READS = None
     RESULT = None
+    WATCHDOG = None
 
     def setUp(self):
         self.NUM_NODES = self.SPEC.n + self.SPEC.s
         self.watch = _BuildWatch()
+        if self.WATCHDOG:
+            self.WATCHDOG.test = self
         super().setUp()
         self.watch.install(self)
         # The default quota is 10 instances per project.
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+        # Count instances in the API database (and cores and RAM in
+        # placement), not across the cells: the legacy count targets cell0
+        # in every create and every conductor recheck, which takes Nova's
+        # CellDatabases write lock, and in threading mode (34.0.0's
+        # DatabaseWriteLock) that deadlocks the run against any write
+        # transaction that reads with an untargeted context (the service
+        # report every 10 s) while the conductor writes inside target_cell.
+        self.flags(count_usage_from_placement=True, group='quota')
         for node_id in self.node_ids:
             # deploying_reads=0: the first poll of a deploy sees wait
             # call-back whatever other builds read meanwhile, so that every
@@ -783,25 +802,32 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                           'node': server['OS-EXT-SRV-ATTR:hypervisor_hostname']}
         return views
 
-    def _wait_settled(self, ids, deadline):
+    def _wait_settled(self, ids, stall=SETTLE_TIMEOUT):
         """Until no attempt runs, nothing changed for BENCH_QUIET and every
         server has reached its end (bench_table.settled).
 
         Watches the runner's own bookkeeping while builds run (API requests
-        would cost CPU in the measured process), then asks the API.
+        would cost CPU in the measured process), then asks the API. Gives
+        up once nothing moved for ``stall`` seconds -- no build attempt
+        started or ended, no server became ACTIVE or ERROR --, not after a
+        fixed time: a slow run (threading mode, a loaded machine) is not a
+        stuck one.
 
         :returns: (views as _views() gives them, settled: bool).
         """
+        begin = time.monotonic()
         while True:
             with self.watch.lock:
+                moved = max(begin, self.watch.last_change)
                 idle = (self.watch.running == 0 and time.monotonic() -
                         self.watch.last_change > BENCH_QUIET)
+            moved = max(moved, max(self.final_at.values(), default=0))
             if idle and all(sid in self.final_at or self.attempts.get(sid)
                             for sid in ids):
                 views = self._views(ids)
                 if bench_table.settled(views, self._ended()):
                     return views, True
-            if time.monotonic() > deadline:
+            if time.monotonic() - moved > stall:
                 return self._views(ids), False
             time.sleep(0.1)
 
@@ -816,8 +842,7 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         start, cpu = time.monotonic(), time.process_time()
         ids = [self._boot_baremetal_server(expected_state='BUILD')['id']
                for _ in range(spec.n)]
-        views, rec['settled'] = self._wait_settled(
-            ids, start + max(SETTLE_TIMEOUT, spec.n * 1.2))
+        views, rec['settled'] = self._wait_settled(ids)
         # until the last attempt ended or server got final (not the settle)
         ends = [(a['end'], a['cpu']) for atts in self.attempts.values()
                 for a in atts if 'end' in a] + [
@@ -871,15 +896,124 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
         return entry
 
 
-def run_bench(spec, run=1):
+#: Seconds between two progress lines of a benchmark run on stderr.
+PROGRESS_EVERY = 10.0
+
+
+def _lock_state():
+    """Who holds and who waits for the locks a stuck run waits on: Nova's
+    CellDatabases reader-writer lock, its DatabaseWriteLock per database
+    (threading mode) and the fake Ironic's lock (lines of text)."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+
+    def owner(text):
+        return re.sub(r'owner=(\d+)', lambda m: 'owner=%s' % names.get(
+            int(m.group(1)), m.group(1)), text)
+
+    lines = []
+    for obj in gc.get_objects():
+        kind = type(obj).__name__
+        try:
+            if kind == 'CellDatabases' and hasattr(obj, '_cell_lock'):
+                lock = obj._cell_lock
+                lines.append(
+                    'CellDatabases._cell_lock: writer %s; readers %s; '
+                    'pending writers %s' % (
+                        getattr(lock._writer, 'name', None),
+                        {t.name: n for t, n in dict(lock._readers).items()},
+                        [t.name for t in list(lock._pending_writers)]))
+            elif kind == 'DatabaseWriteLock' and hasattr(obj, '_locks'):
+                for url, rlock in dict(obj._locks).items():
+                    lines.append('DatabaseWriteLock[%s]: %s' % (
+                        url, owner(repr(rlock))))
+            elif kind == 'IronicFixture' and hasattr(obj, '_lock'):
+                lines.append('IronicFixture._lock: %s' % owner(repr(
+                    obj._lock)))
+        except Exception as e:     # a diagnostic must not fail the dump
+            lines.append('%s: %r' % (kind, e))
+    return lines
+
+
+class _Watchdog:
+    """A benchmark run's progress and, if it does not end in time, its
+    thread dump.
+
+    Every PROGRESS_EVERY seconds a line on stderr (the harness's log): the
+    build attempts started and ended, servers final. After ``deadline``
+    seconds: every thread's stack, the lock state (_lock_state), the last
+    lines of Nova's log, a record with an ``error`` written to ``out``, and
+    the process exits 3 -- before the harness's kill, which leaves nothing.
+    SIGUSR1 (faulthandler) dumps the C-level stacks at any time.
+    """
+
+    def __init__(self, out, rec, deadline):
+        self.out, self.rec, self.deadline = out, rec, deadline
+        self.test = None
+        self.start = time.monotonic()
+        # Nova's fixtures replace sys.stderr while a test runs; fd 2 is the
+        # harness's log.
+        self.err = os.fdopen(os.dup(2), 'w', buffering=1)
+        faulthandler.register(signal.SIGUSR1, file=self.err,
+                              all_threads=True)
+        threading.Thread(target=self._run, name='bench-watchdog',
+                         daemon=True).start()
+
+    def progress(self):
+        test = self.test
+        if test is None or not hasattr(test, 'attempts'):
+            return 'setting up'
+        atts = [a for v in list(test.attempts.values()) for a in list(v)]
+        return ('%d attempts started, %d ended, %d running, %d servers '
+                'final' % (len(atts), sum('end' in a for a in atts),
+                           test.watch.running, len(test.final_at)))
+
+    def _run(self):
+        end = self.start + self.deadline if self.deadline > 0 else None
+        while True:
+            wait = PROGRESS_EVERY if end is None else min(
+                PROGRESS_EVERY, end - time.monotonic())
+            if wait > 0:
+                time.sleep(wait)
+            now = time.monotonic() - self.start
+            self.err.write('bench progress at %.0f s: %s\n' % (
+                now, self.progress()))
+            if end is not None and time.monotonic() >= end:
+                self.dump()
+                os._exit(3)
+
+    def dump(self):
+        w = self.err.write
+        w('=== bench run did not end in %.0f s: %s\n' % (
+            self.deadline, self.progress()))
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, frame in sys._current_frames().items():
+            w('\n--- thread %s (%s)\n' % (names.get(ident, '?'), ident))
+            w(''.join(traceback.format_stack(frame)))
+        w('\n=== locks\n' + '\n'.join(_lock_state()) + '\n')
+        log = getattr(getattr(getattr(self.test, 'stdlog', None), 'logger',
+                              None), 'output', '')
+        w('\n=== the last 60 lines of Nova\'s log\n%s\n' % '\n'.join(
+            log.splitlines()[-60:]))
+        self.err.flush()
+        base = getattr(type(self.test), 'RESULT', None) or self.rec
+        error = ('no end after %.0f s (%s); thread dump and lock holders '
+                 'in the log' % (self.deadline, self.progress()))
+        rec = dict(base, error=error)
+        with open(self.out, 'w') as f:
+            json.dump({'scenarios': [], 'bench': [rec]}, f, indent=1,
+                      sort_keys=True, default=str)
+
+
+def run_bench(spec, run=1, watchdog=None):
     """Run one benchmark spec once in a fresh Nova test environment.
 
     :param spec: bench_table.BenchSpec.
     :param run: 1..R; seeds the scheduler's and the bench's choices.
+    :param watchdog: a _Watchdog to report on the run, or None.
     :returns: the record (keys: bench_table.RECORD).
     """
     case = type('Bench_%d_%d_%d' % (spec.n, spec.s, spec.k), (BenchTest,),
-                {'SPEC': spec, 'RUN': run})
+                {'SPEC': spec, 'RUN': run, 'WATCHDOG': watchdog})
     result = unittest.TestResult()
     case('test_bench').run(result)
     rec = case.RESULT or {'spec': spec.text, 'run': run, 'n': spec.n,
@@ -897,6 +1031,10 @@ def main(argv=None):
     parser.add_argument('--bench', nargs=2, metavar=('N:S:K[:opt=val,...]',
                                                      'RUN'))
     parser.add_argument('--list', action='store_true')
+    parser.add_argument('--deadline', type=float, default=0, metavar='S',
+                        help='a benchmark run that has not ended after S '
+                        'seconds (if S > 0) dumps its threads and locks to '
+                        'stderr, writes a record with an error and exits 3')
     args = parser.parse_args(argv)
     if args.list:
         json.dump([s.describe() for s in SCENARIOS], sys.stdout, indent=1)
@@ -916,7 +1054,11 @@ def main(argv=None):
         # fixture ("'_TestTransactionFactory' object has no attribute
         # '_url_cfg'"), and every run after it.
         spec, run = args.bench
-        rec = run_bench(bench_table.parse(spec), int(run))
+        parsed = bench_table.parse(spec)
+        watchdog = _Watchdog(args.out, {
+            'spec': parsed.text, 'run': int(run), 'n': parsed.n,
+            's': parsed.s, 'k': parsed.k}, args.deadline)
+        rec = run_bench(parsed, int(run), watchdog)
         out['bench'].append(rec)
     with open(args.out, 'w') as f:
         json.dump(out, f, indent=1, sort_keys=True, default=str)
