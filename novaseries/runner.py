@@ -11,6 +11,7 @@ from that stream (``subunit2csv``), never from parsing human output.  A
 selection that runs no test is a failure.
 """
 
+import concurrent.futures
 import csv
 import dataclasses
 import hashlib
@@ -266,18 +267,27 @@ def exclude_list(tree, name, out):
 
 
 def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None,
-               exclude=None):
+               exclude=None, concurrency=None):
     """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
     and a note (non-empty when stestr itself failed).  Says how many tests
     have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
     ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
-    the tree (see :func:`exclude_list`), as the mode's tox env passes it."""
+    the tree (see :func:`exclude_list`), as the mode's tox env passes it;
+    ``concurrency``: stestr's workers (None: its default, one per core).
+    The run's stestr repository is ``outdir/<label>.stestr`` (not the
+    tree's ``.stestr``), so that runs at the same time in one tree do not
+    share one."""
     outdir.mkdir(parents=True, exist_ok=True)
     stream, errlog = outdir / f"{label}.subunit", outdir / f"{label}.stderr.log"
-    cmd = [venv / "bin" / "stestr"]
+    repo = outdir / f"{label}.stestr"  # stestr keeps its files in repo/.stestr
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir()
+    cmd = [venv / "bin" / "stestr", "--repo-url", repo]
     if test_path:
         cmd += ["--test-path", test_path]
     cmd += ["run", "--subunit", *filters]
+    if concurrency:
+        cmd += ["--concurrency", str(concurrency)]
     if exclude:
         cmd += ["--exclude-list", exclude_list(tree, exclude, outdir / f"{label}.exclude.txt")]
     env = test_env(target, venv, tree)
@@ -409,24 +419,50 @@ def mode_interpreter_missing(target):
 def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit=""):
     """:func:`test_tree` in each of the target's modes (its venv for the
     mode's interpreter made or reused first); flake8 runs once, in the
-    first mode.  A mode whose own interpreter is missing is skipped with a
-    warning (a failure under ``CI=true``); a missing target interpreter is
-    an error.  Returns the Outcomes."""
+    first mode.  The modes run at the same time, each stestr with one
+    worker per core it gets (:func:`mode_concurrency`) and a repository of
+    its own, so that one mode's test discovery and waits overlap the
+    other's tests.  A mode whose own interpreter is missing is skipped
+    with a warning (a failure under ``CI=true``); a missing target
+    interpreter is an error.  Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
-    outcomes = []
+    runs, outcomes = [], {}
     for number, moded in enumerate(modes(target)):
         missing = mode_interpreter_missing(moded)
         if missing:
-            outcomes.append(cannot_run(f"{label} [{moded.mode_name}]", missing,
-                                       "mode not tested"))
+            outcomes[number] = [cannot_run(f"{label} [{moded.mode_name}]", missing,
+                                           "mode not tested")]
             continue
         venv, _ = ensure_venv(ctx, moded)
-        outcomes += test_tree(ctx, moded, tree, venv, rev=rev, label=label,
-                              skip_unit=skip_unit, flake8=number == 0)
-    return outcomes
+        runs.append((number, moded, venv))
+    concurrency = mode_concurrency(len(runs))
+
+    def one(number, moded, venv):
+        outcomes[number] = test_tree(ctx, moded, tree, venv, rev=rev, label=label,
+                                     skip_unit=skip_unit, flake8=number == 0,
+                                     concurrency=concurrency)
+    if len(runs) > 1:
+        with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+            for future in [pool.submit(one, *args) for args in runs]:
+                future.result()
+    else:
+        for args in runs:
+            one(*args)
+    shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
+    return [o for number in sorted(outcomes) for o in outcomes[number]]
 
 
-def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True):
+def mode_concurrency(count):
+    """stestr workers of each of ``count`` modes that run at once: the
+    cores shared out (at least 1); None (stestr's default, one per core)
+    for a single mode."""
+    if count < 2:
+        return None
+    return max(1, (os.cpu_count() or 1) // count)
+
+
+def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
+              concurrency=None):
     """Run the unit selections, the touched functional modules and flake8 on
     ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
@@ -434,7 +470,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     its env, the mode's suites and exclude lists, and ``[mode]`` in every
     name.  ``skip_unit``: a reason not to run the unit selections
     (check-commits passes one when the commit cannot change their result);
-    ``flake8``: false to leave flake8 to another mode's run."""
+    ``flake8``: false to leave flake8 to another mode's run;
+    ``concurrency``: stestr's workers (None: one per core)."""
     label = label or f"{target.name}@{rev}"
     mode = target.mode
     if mode is not None:
@@ -454,7 +491,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         say(f"[{label}] unit: stestr run {' '.join(filters)}")
         results, note = run_stestr(target, venv, tree, filters, outdir, "unit",
                                    progress=f"{label} unit",
-                                   exclude=mode and mode.unit_exclude)
+                                   exclude=mode and mode.unit_exclude,
+                                   concurrency=concurrency)
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
@@ -466,11 +504,13 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         filters = [re.escape(m) + r"\." for m in modules]
         results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
                                    test_path=FUNCTIONAL_PATH, progress=f"{label} functional",
-                                   exclude=mode and mode.functional_exclude)
+                                   exclude=mode and mode.functional_exclude,
+                                   concurrency=concurrency)
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))
-        shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
+        if mode is None:
+            shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
     else:
         say(f"[{label}] functional: the series touches no functional test module")
     if flake8:

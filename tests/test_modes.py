@@ -126,9 +126,10 @@ class TestModesTest(unittest.TestCase):
     def _run(self, target, missing=""):
         calls = []
 
-        def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8):
+        def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8,
+                      concurrency):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
-                          venv, flake8))
+                          venv, flake8, concurrency))
             return [runner.Outcome(f"{label} [{moded.mode_name}]", passed=1)]
         with mock.patch.object(runner, "test_tree", test_tree), \
                 mock.patch.object(runner, "ensure_venv",
@@ -139,8 +140,12 @@ class TestModesTest(unittest.TestCase):
 
     def test_each_mode_with_its_venv_flake8_once(self):
         calls, outcomes = self._run(self.known["new"])
-        self.assertEqual([("eventlet", "False", "new", True),
-                          ("threading", "True", "new-py3.13", False)], calls)
+        with mock.patch("os.cpu_count", return_value=2):
+            calls, outcomes = self._run(self.known["new"])
+        # both modes at once, one stestr worker each
+        self.assertEqual([("eventlet", "False", "new", True, 1),
+                          ("threading", "True", "new-py3.13", False, 1)],
+                         sorted(calls))
         self.assertEqual(["x [eventlet]", "x [threading]"], [o.name for o in outcomes])
 
     def test_missing_mode_interpreter(self):
@@ -228,3 +233,5 @@ class UnitPathsTest(unittest.TestCase):
             self.assertEqual(["nova/compute/", "nova/tests/unit/compute/"],
                              known[name].unit_paths[
                                  "nova.tests.unit.compute.test_compute_mgr"])
+            self.assertIn("nova/virt/", known[name].unit_paths[
+                "nova.tests.unit.virt.ironic"])
