@@ -56,11 +56,12 @@ def check_commits(ctx, target, tree, run_tests=True):
             subject = git(work, "log", "-1", "--format=%s")
             label = f"{target.name} {number}/{len(commits)} {commit[:7]}"
             say(f"=== {label} {subject}")
-            skip = ""
+            skip, only = "", None
             if number > 1:
                 files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
                 if not runner.unit_relevant(files):
                     skip = "this commit only touches functional tests, docs or release notes"
+                only = runner.own_functional_modules(files)
             outcomes += runner.test_modes(ctx, target, work, rev=commit, label=label,
-                                          skip_unit=skip)
+                                          skip_unit=skip, functional_only=only)
     return outcomes

@@ -382,6 +382,27 @@ def run_flake8(venv, target, tree, rev, label):
     return Outcome(name, passed=1)
 
 
+def own_functional_modules(files):
+    """The functional test modules (dotted) of a commit's ``files`` if the
+    commit touches nothing else but docs and release notes, else None.
+
+    Such a commit (a reproducer adding its regression test) can only
+    change the results of its own modules; a change to a shared helper
+    (``nova/tests/functional/ironic/base.py``), a fixture or the code can
+    change any.
+    """
+    modules = []
+    for path in filter(None, files):
+        name = pathlib.PurePosixPath(path)
+        if (path.startswith("nova/tests/functional/") and name.suffix == ".py"
+                and name.name.startswith("test_")):
+            modules.append(".".join(name.with_suffix("").parts))
+        elif not path.startswith(UNIT_IRRELEVANT) or path.startswith(
+                "nova/tests/functional/"):
+            return None
+    return modules
+
+
 def unit_relevant(files):
     """True unless every path in ``files`` is under :data:`UNIT_IRRELEVANT`."""
     return any(not f.startswith(UNIT_IRRELEVANT) for f in files)
@@ -416,7 +437,8 @@ def mode_interpreter_missing(target):
     return ""
 
 
-def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit=""):
+def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
+               functional_only=None):
     """:func:`test_tree` in each of the target's modes (its venv for the
     mode's interpreter made or reused first); flake8 runs once, in the
     first mode.  The modes run at the same time, each stestr with one
@@ -424,7 +446,8 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit=""):
     its own, so that one mode's test discovery and waits overlap the
     other's tests.  A mode whose own interpreter is missing is skipped
     with a warning (a failure under ``CI=true``); a missing target
-    interpreter is an error.  Returns the Outcomes, in mode order."""
+    interpreter is an error.  ``functional_only``: see :func:`test_tree`.
+    Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
     runs, outcomes = [], {}
     for number, moded in enumerate(modes(target)):
@@ -440,7 +463,8 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit=""):
     def one(number, moded, venv):
         outcomes[number] = test_tree(ctx, moded, tree, venv, rev=rev, label=label,
                                      skip_unit=skip_unit, flake8=number == 0,
-                                     concurrency=concurrency)
+                                     concurrency=concurrency,
+                                     functional_only=functional_only)
     if len(runs) > 1:
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             for future in [pool.submit(one, *args) for args in runs]:
@@ -462,7 +486,7 @@ def mode_concurrency(count):
 
 
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
-              concurrency=None):
+              concurrency=None, functional_only=None):
     """Run the unit selections, the touched functional modules and flake8 on
     ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
@@ -471,7 +495,9 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     name.  ``skip_unit``: a reason not to run the unit selections
     (check-commits passes one when the commit cannot change their result);
     ``flake8``: false to leave flake8 to another mode's run;
-    ``concurrency``: stestr's workers (None: one per core)."""
+    ``concurrency``: stestr's workers (None: one per core);
+    ``functional_only``: run only these of the touched functional modules
+    (None: all of them)."""
     label = label or f"{target.name}@{rev}"
     mode = target.mode
     if mode is not None:
@@ -497,6 +523,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
     modules = functional_modules(tree, rev)
+    if functional_only is not None:
+        modules = [m for m in modules if m in functional_only]
     if "functional" not in suites:
         say(f"[{label}] functional: not run in this mode (targets.toml)")
     elif modules:

@@ -107,6 +107,7 @@ class ModesTest(unittest.TestCase):
         master = known["master"]
         self.assertEqual(["eventlet", "threading"], list(master.modes))
         self.assertEqual("python3.13", master.modes["threading"].interpreter)
+        self.assertEqual(["threading"], list(known["master-all"].modes))
         for name in ("master-rebuild", "master-all", "2026.1", "2026.1-rebuild"):
             self.assertEqual(("unit", "functional"),
                              known[name].modes["threading"].suites, name)
@@ -127,7 +128,7 @@ class TestModesTest(unittest.TestCase):
         calls = []
 
         def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8,
-                      concurrency):
+                      concurrency, functional_only):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
                           venv, flake8, concurrency))
             return [runner.Outcome(f"{label} [{moded.mode_name}]", passed=1)]
@@ -235,3 +236,18 @@ class UnitPathsTest(unittest.TestCase):
                                  "nova.tests.unit.compute.test_compute_mgr"])
             self.assertIn("nova/virt/", known[name].unit_paths[
                 "nova.tests.unit.virt.ironic"])
+
+
+class OwnFunctionalModulesTest(unittest.TestCase):
+    """A commit that only adds or changes functional test modules runs
+    those only; anything else (a shared helper, a fixture, code) all."""
+
+    def test_own_modules(self):
+        own = runner.own_functional_modules
+        self.assertEqual(["nova.tests.functional.regressions.test_bug_NNNNNNN"],
+                         own(["nova/tests/functional/regressions/test_bug_NNNNNNN.py",
+                              "releasenotes/notes/x.yaml", ""]))
+        self.assertIsNone(own(["nova/tests/functional/ironic/base.py",
+                               "nova/tests/functional/ironic/test_servers.py"]))
+        self.assertIsNone(own(["nova/tests/fixtures/ironic.py"]))
+        self.assertIsNone(own(["nova/virt/ironic/driver.py"]))
