@@ -62,6 +62,10 @@ def check_commits(ctx, target, tree, run_tests=True):
                 if not runner.unit_relevant(files):
                     skip = "this commit only touches functional tests, docs or release notes"
                 only = runner.own_functional_modules(files)
-            outcomes += runner.test_modes(ctx, target, work, rev=commit, label=label,
+            # every mode at the last commit; before it, the target's
+            # commit_modes (all if it names none)
+            moded = target if number == len(commits) else \
+                target.only_modes(target.commit_modes)
+            outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
                                           skip_unit=skip, functional_only=only)
     return outcomes

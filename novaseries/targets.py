@@ -86,6 +86,9 @@ class Target:
     #: The concurrency modes the target's tests run in, in order
     #: (``{name: Mode}``); see :meth:`in_mode`.
     modes: dict = dataclasses.field(default_factory=dict)
+    #: check-commits: the modes of the commits before the last (the last
+    #: one runs in every mode); empty: every mode.
+    commit_modes: list = dataclasses.field(default_factory=list)
     #: The mode this Target is in (set by :meth:`in_mode`), or None.
     mode: Mode = None
 
@@ -285,6 +288,7 @@ def load(ctx, path=None):
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
             modes=_modes(path, name, data.get("modes", {}), merged.get("modes", {})),
+            commit_modes=list(merged.get("commit_modes", [])),
             unit_paths={k: [str(p) for p in v]
                         for k, v in merged.get("unit_paths", {}).items()},
         )

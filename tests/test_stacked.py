@@ -86,3 +86,24 @@ class StackedTargetTest(helpers.ProjectTestCase):
                                         run_tests=False)
         self.assertEqual(["commit-msg"], [o.name.split()[0] for o in outcomes])
         self.assertIn("Add another thing", outcomes[0].name)
+
+
+class CommitModesTest(helpers.ProjectTestCase):
+    """check-commits: the commits before the last in ``commit_modes``, the
+    last one in every mode of the target."""
+
+    def test_last_commit_in_every_mode(self):
+        from unittest import mock
+        from novaseries import runner
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)
+        two = {"eventlet": targets.Mode("eventlet"), "threading": targets.Mode("threading")}
+        target = targets.Target(**{**self.target.__dict__, "modes": two,
+                                   "commit_modes": ["threading"]})
+        seen = []
+        with mock.patch.object(runner, "test_modes",
+                               lambda ctx, t, *a, **k: seen.append(list(t.modes)) or []):
+            checks.check_commits(self.ctx, target, work)
+        self.assertGreater(len(seen), 1)
+        self.assertEqual([["threading"]] * (len(seen) - 1) + [["eventlet", "threading"]],
+                         seen)
