@@ -94,11 +94,6 @@ def _failure(name, exc):
     return runner.Outcome(name, failed=1, note=f"error: {exc}")
 
 
-def _cannot_run(name, why, note):
-    """:func:`runner.cannot_run`: skipped here, a failure under CI=true."""
-    return runner.cannot_run(name, why, note)
-
-
 def _missing_interpreter(target):
     """An Outcome when ``target``'s interpreter is missing and the target
     allows that (``optional_interpreter``), else None.
@@ -111,8 +106,8 @@ def _missing_interpreter(target):
     try:
         find_interpreter(target.interpreter)
     except HarnessError as exc:
-        return _cannot_run(f"{target.name}: {target.interpreter} missing",
-                           f"{exc}: target {target.name}", "target not tested")
+        return runner.cannot_run(f"{target.name}: {target.interpreter} missing",
+                                 f"{exc}: target {target.name}", "target not tested")
     return None
 
 
@@ -164,8 +159,8 @@ def ci(ctx, names=None, self_test=True):
             continue  # ``ci --target`` chose other targets
         if needs and not set(needs) <= set(known):
             missing = ', '.join(sorted(set(needs) - set(known)))
-            outcomes.append(_cannot_run(step, f"step {step}: targets.toml has no {missing}",
-                                        f"no target {missing}"))
+            outcomes.append(runner.cannot_run(
+                step, f"step {step}: targets.toml has no {missing}", f"no target {missing}"))
             continue
         say(f"=== {step}")
         t0 = time.monotonic()

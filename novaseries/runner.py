@@ -31,6 +31,7 @@ from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
 RECIPE = "2"
 MARKER = "novaseries-recipe.sha256"
 FUNCTIONAL_PATH = "./nova/tests/functional"
+FUNCTIONAL_DIR = "nova/tests/functional/"
 #: Paths no unit test imports or reads: a commit touching only these cannot
 #: change unit results, so check-commits does not re-run the unit selections.
 UNIT_IRRELEVANT = ("nova/tests/functional/", "releasenotes/", "doc/", "api-guide/",
@@ -332,15 +333,18 @@ def changed_files(tree, rev="HEAD", pathspec=()):
     return [line for line in out.splitlines() if line]
 
 
+def test_module(path):
+    """The dotted module name of a ``test_*.py`` file's path, else None."""
+    name = pathlib.PurePosixPath(path)
+    if name.suffix == ".py" and name.name.startswith("test_"):
+        return ".".join(name.with_suffix("").parts)
+    return None
+
+
 def test_modules(tree, rev="HEAD", under="nova/tests/functional"):
     """Test modules (``test_*.py`` under ``under``) the series adds or
     touches up to ``rev``, as dotted module names."""
-    modules = []
-    for path in changed_files(tree, rev, (under,)):
-        name = pathlib.PurePosixPath(path)
-        if name.suffix == ".py" and name.name.startswith("test_"):
-            modules.append(".".join(name.with_suffix("").parts))
-    return modules
+    return [m for m in map(test_module, changed_files(tree, rev, (under,))) if m]
 
 
 def unit_filters(target, tree, rev="HEAD"):
@@ -393,12 +397,10 @@ def own_functional_modules(files):
     """
     modules = []
     for path in filter(None, files):
-        name = pathlib.PurePosixPath(path)
-        if (path.startswith("nova/tests/functional/") and name.suffix == ".py"
-                and name.name.startswith("test_")):
-            modules.append(".".join(name.with_suffix("").parts))
-        elif not path.startswith(UNIT_IRRELEVANT) or path.startswith(
-                "nova/tests/functional/"):
+        module = test_module(path) if path.startswith(FUNCTIONAL_DIR) else None
+        if module:
+            modules.append(module)
+        elif not path.startswith(UNIT_IRRELEVANT) or path.startswith(FUNCTIONAL_DIR):
             return None
     return modules
 
