@@ -62,6 +62,25 @@ class FakeNeutronTest(unittest.TestCase):
             pikeironic.FakeNeutron("192.0.2.1")
 
 
+class ApiPortTest(unittest.TestCase):
+    """pike's ironicclient strips "1" characters off the endpoint's end."""
+
+    def test_ports_that_end_in_1_are_passed_over(self):
+        picks = iter([37171, 35261, 40001, 40002])
+        self.assertEqual(40002, pikeironic.api_port(free_port=lambda host: next(picks)))
+
+    def test_the_trim_it_avoids(self):
+        # python-ironicclient 1.17 common/http.py _trim_endpoint_api_version
+        def trim(url):
+            return url.rstrip('/').rstrip('/v1')  # API_VERSION = '/v1'
+        self.assertEqual('http://127.0.0.1:3717', trim('http://127.0.0.1:37171/v1'))
+        self.assertEqual('http://127.0.0.1:37172', trim('http://127.0.0.1:37172/v1'))
+
+    def test_gives_up(self):
+        with self.assertRaisesRegex(RealIronicError, "does not end in 1"):
+            pikeironic.api_port(free_port=lambda host: 12341)
+
+
 class RefusalTest(unittest.TestCase):
 
     def test_missing_rabbitmq_is_named(self):
