@@ -8,7 +8,9 @@ target: prepare its tree, then check-commits (targets with
 anything failed.
 """
 
+import os
 import sys
+import threading
 import time
 import traceback
 import unittest
@@ -111,17 +113,128 @@ def _missing_interpreter(target):
     return None
 
 
-def ci(ctx, names=None, self_test=True):
+class Job:
+    """One unit of ``ci`` work: a target (prepare, then check-commits or
+    test) or a registered step.
+
+    :param name: the target's or step's name (what ``deps`` name).
+    :param func: ``func() -> ([Outcome], [(what, seconds)])``; it reports
+        its own errors as failed Outcomes.
+    :param deps: names of the jobs that must have ended before this one
+        starts (a step waits for the targets it is about: their trees and
+        venvs are then ready, and nothing else checks out in them).
+    """
+
+    def __init__(self, name, func, deps=()):
+        self.name, self.func, self.deps = name, func, set(deps)
+
+
+def default_jobs():
+    """How many jobs ``ci`` runs at once by default: two where there are
+    two cores or more (one job's single-core phases -- venv installs,
+    test discovery, flake8, waits in tests and in the real services --
+    overlap the other's tests), else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def run_jobs(jobs, parallel):
+    """Run ``jobs`` (:class:`Job`), ``parallel`` at a time, each as soon as
+    its ``deps`` have ended, in list order otherwise; return
+    ``{name: (outcomes, timings)}``.
+
+    While jobs run, :func:`novaseries.runner.mode_concurrency` shares the
+    cores out between those running (:func:`runner.job_started`).  A job
+    that raises is recorded as one failed Outcome; the others go on.
+
+    :raises HarnessError: if a job depends on one that is not in ``jobs``
+        (it could never start).
+    """
+    names = {job.name for job in jobs}
+    for job in jobs:
+        if not job.deps <= names:
+            raise HarnessError(f"ci job {job.name} waits for "
+                               f"{', '.join(sorted(job.deps - names))}, which is not run")
+    pending, done, results = list(jobs), set(), {}
+    cond = threading.Condition()
+
+    def next_job():
+        with cond:
+            while pending:
+                ready = next((job for job in pending if job.deps <= done), None)
+                if ready:
+                    pending.remove(ready)
+                    return ready
+                cond.wait()
+            return None
+
+    def worker():
+        while True:
+            job = next_job()
+            if job is None:
+                return
+            runner.job_started()
+            try:
+                results[job.name] = job.func()
+            except BaseException as exc:  # the job's own handler missed it
+                results[job.name] = ([_failure(job.name, exc)], [])
+            finally:
+                runner.job_ended()
+                with cond:
+                    done.add(job.name)
+                    cond.notify_all()
+
+    threads = [threading.Thread(target=worker, name=f"ci-job-{number}", daemon=True)
+               for number in range(max(1, min(parallel, len(jobs))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():  # a timeout keeps Ctrl-C deliverable
+            thread.join(timeout=1)
+    return results
+
+
+def _target_job(ctx, target):
+    """The :class:`Job` function of ``target``."""
+    def run():
+        timings = []
+        say(f"=== {target.name}: nova {target.version}")
+        try:
+            return target_job(ctx, target, timings), timings
+        except Exception as exc:  # report, count, go on with the others
+            return [_failure(target.name, exc)], timings
+    return run
+
+
+def _step_job(ctx, step, func):
+    """The :class:`Job` function of the registered step ``step``."""
+    def run():
+        say(f"=== {step}")
+        t0 = time.monotonic()
+        try:
+            produced = func(ctx)
+            if not produced:
+                raise HarnessError(f"step {step} produced no result")
+            outcomes = list(produced)
+        except (Exception, SystemExit) as exc:  # report, count, go on
+            outcomes = [_failure(step, exc)]
+        return outcomes, [(step, time.monotonic() - t0)]
+    return run
+
+
+def ci(ctx, names=None, self_test=True, jobs=None):
     """Run everything; print the summary; return the exit status.
 
     The harness's own tests (unless ``self_test`` is false), then each
     enabled target (or the ``names`` given): prepare, then check-commits
-    or test; then each step of :data:`EXTRA_STEPS` whose targets the run
-    covers.  Failures: a failed test or check, a target or step that
-    raises (or exits), a step that returns no Outcome, a plugin that did
-    not load (:data:`PLUGIN_ERRORS`).  A step whose targets are not in
-    targets.toml counts as skipped (a failure under ``CI=true``).  Prints
-    the summary, the times and, last, ``N passed, N failed, N skipped``.
+    or test; and each step of :data:`EXTRA_STEPS` whose targets the run
+    covers, once those targets have ended.  ``jobs`` of them run at once
+    (:func:`run_jobs`; default :func:`default_jobs`); the summary keeps
+    this order whatever order they end in.  Failures: a failed test or
+    check, a target or step that raises (or exits), a step that returns
+    no Outcome, a plugin that did not load (:data:`PLUGIN_ERRORS`).  A
+    step whose targets are not in targets.toml counts as skipped (a
+    failure under ``CI=true``).  Prints the summary, the times and, last,
+    ``N passed, N failed, N skipped``.
 
     :returns: 1 if anything failed, else 0.
     """
@@ -133,6 +246,8 @@ def ci(ctx, names=None, self_test=True):
         outcomes.append(self_tests(ctx))
         timings.append(("harness tests", time.monotonic() - t0))
     known = targets_mod.load(ctx)
+    # (name, outcomes known now or None, Job or None), in summary order
+    plan = []
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")
@@ -140,45 +255,41 @@ def ci(ctx, names=None, self_test=True):
         if not names and not target.enabled:
             say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
             continue
-        say(f"=== {name}: nova {target.version}")
         skipped = _missing_interpreter(target)
         if skipped:
-            outcomes.append(skipped)
+            plan.append((name, [skipped], None))
             continue
-        try:
-            outcomes += target_job(ctx, target, timings)
-        except Exception as exc:  # report, count, go on with the next step
-            outcomes.append(_failure(name, exc))
+        plan.append((name, None, Job(name, _target_job(ctx, target))))
     for module, reason in PLUGIN_ERRORS.items():
         LOG.error(f"error: {reason}: its ci steps cannot run")
-        outcomes.append(runner.Outcome(f"plugin {module}", failed=1,
-                                       note=f"error: {reason}"))
+        plan.append((f"plugin {module}", [runner.Outcome(f"plugin {module}", failed=1,
+                                                         note=f"error: {reason}")], None))
+    scheduled = {name for name, _, job in plan if job}
     for step, func in EXTRA_STEPS.items():
         needs = getattr(func, "targets", None)
         if needs and names and not set(needs) & set(names):
             continue  # ``ci --target`` chose other targets
         if needs and not set(needs) <= set(known):
             missing = ', '.join(sorted(set(needs) - set(known)))
-            outcomes.append(runner.cannot_run(
-                step, f"step {step}: targets.toml has no {missing}", f"no target {missing}"))
+            plan.append((step, [runner.cannot_run(
+                step, f"step {step}: targets.toml has no {missing}", f"no target {missing}")],
+                None))
             continue
-        say(f"=== {step}")
-        t0 = time.monotonic()
-        try:
-            produced = func(ctx)
-            if not produced:
-                raise HarnessError(f"step {step} produced no result")
-            outcomes += produced
-        except (Exception, SystemExit) as exc:  # report, count, go on
-            outcomes.append(_failure(step, exc))
-        timings.append((step, time.monotonic() - t0))
+        plan.append((step, None, Job(step, _step_job(ctx, step, func),
+                                     deps=set(needs or ()) & scheduled)))
+    parallel = jobs or default_jobs()
+    results = run_jobs([job for _, _, job in plan if job], parallel)
+    for name, known_outcomes, job in plan:
+        produced, spent = results[name] if job else (known_outcomes, [])
+        outcomes += produced
+        timings += spent
     # The results, printed whatever the log level.
     print("\n=== summary")
     for outcome in outcomes:
         print(outcome.line())
     for what, seconds in timings:
         print(f"time: {what}: {seconds:.0f} s")
-    print(f"time: total: {time.monotonic() - start:.0f} s")
+    print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} jobs at a time)")
     # CI reads this last line.
     print(runner.totals_line(outcomes), flush=True)
     return 1 if runner.totals(outcomes)[1] else 0

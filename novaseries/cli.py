@@ -56,6 +56,17 @@ def _report(outcomes):
     return 1 if runner.totals(outcomes)[1] else 0
 
 
+def _positive(text):
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
 TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
 TREE = (("--tree",), dict(help="tree to use (default: build/trees/TARGET)"))
 MODE = (("--mode",), dict(action="append", metavar="MODE",
@@ -135,9 +146,12 @@ def cmd_check_commits(ctx, args):
 @arguments((("--target",), dict(action="append", dest="targets", metavar="TARGET",
                                 help="only these targets (default: all enabled)")),
            (("--no-self-tests",), dict(action="store_true",
-                                       help="skip the harness's own tests")))
+                                       help="skip the harness's own tests")),
+           (("--jobs",), dict(type=_positive, metavar="N",
+                              help="targets and steps run at once (default: 2 "
+                              "with 2 cores or more, else 1)")))
 def cmd_ci(ctx, args):
-    return ci.ci(ctx, args.targets, self_test=not args.no_self_tests)
+    return ci.ci(ctx, args.targets, self_test=not args.no_self_tests, jobs=args.jobs)
 
 
 def build_parser():

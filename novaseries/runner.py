@@ -21,6 +21,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 from novaseries import sdist as sdist_mod
@@ -478,13 +479,34 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
     return [o for number in sorted(outcomes) for o in outcomes[number]]
 
 
+#: ``ci`` jobs running now (:func:`job_started`, :func:`job_ended`).
+_JOBS = {"running": 0}
+_JOBS_LOCK = threading.Lock()
+
+
+def job_started():
+    """A ``ci`` job (:func:`novaseries.ci.run_jobs`) starts: the stestr
+    runs that start from now on share the cores with it."""
+    with _JOBS_LOCK:
+        _JOBS["running"] += 1
+
+
+def job_ended():
+    """A ``ci`` job has ended (see :func:`job_started`)."""
+    with _JOBS_LOCK:
+        _JOBS["running"] = max(0, _JOBS["running"] - 1)
+
+
 def mode_concurrency(count):
     """stestr workers of each of ``count`` modes that run at once: the
-    cores shared out (at least 1); None (stestr's default, one per core)
-    for a single mode."""
-    if count < 2:
+    cores shared out between them and the other ``ci`` jobs running now
+    (at least 1); None (stestr's default, one per core) for a single mode
+    with nothing else running."""
+    with _JOBS_LOCK:
+        jobs = max(1, _JOBS["running"])
+    if count < 2 and jobs < 2:
         return None
-    return max(1, (os.cpu_count() or 1) // count)
+    return max(1, (os.cpu_count() or 1) // (count * jobs))
 
 
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,

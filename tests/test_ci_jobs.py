@@ -1,0 +1,95 @@
+"""``ci`` runs its targets and steps as jobs, two at a time (run_jobs)."""
+
+import threading
+import unittest
+from unittest import mock
+
+from novaseries import ci, runner
+from novaseries.util import HarnessError
+
+#: Bound of every wait below (a wait for a state, never a sleep).
+WAIT = 30
+
+
+def _job(name, func, deps=()):
+    return ci.Job(name, lambda: (func(), [(name, 0.0)]), deps)
+
+
+class RunJobsTest(unittest.TestCase):
+
+    def test_a_job_waits_for_its_deps(self):
+        # "step" needs "target"; "other" needs nothing.  "target" holds
+        # its slot until "other" runs, so the second slot must pass "step"
+        # over (its dep has not ended) and take "other".
+        release, events = threading.Event(), []
+
+        def target():
+            events.append("target started")
+            self.assertTrue(release.wait(WAIT), "the other slot never ran 'other'")
+            events.append("target ended")
+            return [runner.Outcome("target", passed=1)]
+
+        def step():
+            events.append("step started")
+            return [runner.Outcome("step", passed=1)]
+
+        def other():
+            events.append("other started")
+            release.set()
+            return [runner.Outcome("other", passed=1)]
+
+        results = ci.run_jobs([_job("target", target), _job("step", step, {"target"}),
+                               _job("other", other)], parallel=2)
+        self.assertLess(events.index("target ended"), events.index("step started"))
+        self.assertEqual({"target", "step", "other"}, set(results))
+        self.assertEqual([("step", 0.0)], results["step"][1])
+
+    def test_jobs_run_at_once_and_share_the_cores(self):
+        both = threading.Barrier(2, timeout=WAIT)
+        seen = []
+
+        def job():
+            both.wait()  # BrokenBarrierError unless both run at once
+            seen.append(runner.mode_concurrency(1))
+            both.wait()
+            return [runner.Outcome("job", passed=1)]
+
+        with mock.patch("os.cpu_count", return_value=4):
+            results = ci.run_jobs([_job("a", job), _job("b", job)], parallel=2)
+            self.assertEqual([2, 2], seen)
+            # alone again: stestr's own default, one worker per core
+            self.assertIsNone(runner.mode_concurrency(1))
+            self.assertEqual(2, runner.mode_concurrency(2))
+        self.assertEqual({"a": 1, "b": 1},
+                         {name: sum(o.passed for o in out) for name, (out, _) in
+                          results.items()})
+
+    def test_one_at_a_time_keeps_the_order(self):
+        order = []
+
+        def job(name):
+            return lambda: order.append(name) or [runner.Outcome(name, passed=1)]
+
+        ci.run_jobs([_job(n, job(n)) for n in "abcd"], parallel=1)
+        self.assertEqual(list("abcd"), order)
+
+    def test_a_job_that_raises_fails_alone(self):
+        def broken():
+            raise RuntimeError("boom")
+
+        results = ci.run_jobs([_job("broken", broken),
+                               _job("after", lambda: [runner.Outcome("after", passed=1)],
+                                    {"broken"})], parallel=2)
+        failed, = results["broken"][0]
+        self.assertEqual(1, failed.failed)
+        self.assertIn("boom", failed.note)
+        self.assertEqual(1, results["after"][0][0].passed)
+        self.assertIsNone(runner.mode_concurrency(1))
+
+    def test_a_dep_that_is_not_run_is_refused(self):
+        with self.assertRaisesRegex(HarnessError, "waits for nosuch"):
+            ci.run_jobs([_job("step", list, {"nosuch"})], parallel=2)
+
+
+if __name__ == "__main__":
+    unittest.main()
