@@ -161,5 +161,34 @@ class CiStepTest(unittest.TestCase):
         self.assertFalse(selftest.called)
 
 
+class RealIronicStepTest(unittest.TestCase):
+    """CI runs the real-Ironic tests in CI_MODES only (threading)."""
+
+    def test_ci_modes_only(self):
+        helpers.capture_log(self)
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            ctx = mock.Mock(build=tmp)
+            ctx.results.return_value = tmp
+
+            def selftest(tree, log, **kw):
+                log.write("Ran 3 tests in 1s\n\nOK\n")
+                return 0
+            target = mock.Mock(modes={"eventlet": None, "threading": None})
+            with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
+                    mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
+                    mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(cisteps.mainjob, "mode_target"), \
+                    mock.patch.object(cisteps.realironic, "selftest",
+                                      side_effect=selftest) as run, \
+                    mock.patch.object(cisteps, "say"):
+                outcomes = cisteps.real_ironic_step(ctx)
+        self.assertEqual(("threading",), cisteps.CI_MODES)
+        self.assertEqual(1, run.call_count)
+        self.assertIsNone(run.call_args.kwargs["pattern"])  # all of them
+        self.assertEqual([(3, 0)], [(o.passed, o.failed) for o in outcomes])
+        self.assertIn("[threading]", outcomes[0].name)
+
+
 if __name__ == "__main__":
     unittest.main()
