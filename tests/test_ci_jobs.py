@@ -86,6 +86,15 @@ class RunJobsTest(unittest.TestCase):
         self.assertEqual(1, results["after"][0][0].passed)
         self.assertIsNone(runner.mode_concurrency(1))
 
+    def test_steps_start_right_after_their_targets(self):
+        jobs = [ci.Job("master", list), ci.Job("2026.1", list), ci.Job("pike", list),
+                ci.Job("real Ironic", list, {"master"}),
+                ci.Job("pike Ironic", list, {"pike"}),
+                ci.Job("main job", list, {"master"}),
+                ci.Job("both", list, {"master", "2026.1"})]
+        self.assertEqual(["master", "real Ironic", "main job", "2026.1", "both", "pike",
+                          "pike Ironic"], [job.name for job in ci.start_order(jobs)])
+
     def test_a_dep_that_is_not_run_is_refused(self):
         with self.assertRaisesRegex(HarnessError, "waits for nosuch"):
             ci.run_jobs([_job("step", list, {"nosuch"})], parallel=2)
