@@ -260,6 +260,11 @@ def _port_open(host, port):
         return sock.connect_ex((host, port)) == 0
 
 
+def _trimmed_by_pike_client(port):
+    """True if pike's ironicclient cannot reach ``port`` (see api_port)."""
+    return str(port).endswith("1")
+
+
 def api_port(host="127.0.0.1", free_port=procs.free_port):
     """A free port for Ironic's API that pike's ironicclient can reach.
 
@@ -275,7 +280,7 @@ def api_port(host="127.0.0.1", free_port=procs.free_port):
     """
     for _ in range(100):
         port = free_port(host)
-        if not str(port).endswith("1"):
+        if not _trimmed_by_pike_client(port):
             return port
     raise RealIronicError("no free port for Ironic's API that does not end in 1")
 
@@ -317,7 +322,7 @@ class PikeIronic(realironic.RealIronic):
     def _start(self, t0):
         host = self.host
         self.port = self.port or api_port(host)
-        if str(self.port).endswith("1"):
+        if _trimmed_by_pike_client(self.port):
             raise RealIronicError(f"port {self.port}: pike's ironicclient cannot reach a "
                                   "port that ends in 1 (see api_port)")
         self.image_port = self.image_port or procs.free_port(host)
