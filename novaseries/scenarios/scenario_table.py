@@ -586,8 +586,9 @@ SCENARIOS = [
              reproducer=[status('BUILD')],
              fixed=[status('ERROR'), lost_fault(aborted=True),
                     log_has(SEEN_DELETING,
-                            'Ironic is still tearing down node {first_node} '
-                            "(provision state 'deleting') after",
+                            'Error destroying the instance on node '
+                            "{first_node}. Provision state still 'deleting' "
+                            'after',
                             'Could not clean up failed build'),
                     log_lacks('Successfully unprovisioned'), only_reads,
                     clean]),
