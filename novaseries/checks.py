@@ -67,5 +67,6 @@ def check_commits(ctx, target, tree, run_tests=True):
             moded = target if number == len(commits) else \
                 target.only_modes(target.commit_modes)
             outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
-                                          skip_unit=skip, functional_only=only)
+                                          skip_unit=skip, functional_only=only,
+                                          commit_only=number < len(commits))
     return outcomes
