@@ -102,25 +102,6 @@ class ModesTest(unittest.TestCase):
         self.assertIs(new, new.only_modes(None))
         self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
 
-    def test_commit_only_follows_the_commits_own_paths(self):
-        # check-commits, before the last commit: the series touched the
-        # driver earlier, this commit only the compute manager.
-        target = mock.Mock(unit=["nova.tests.unit.virt.ironic",
-                                 "nova.tests.unit.compute.test_compute_mgr"],
-                           unit_paths={"nova.tests.unit.virt.ironic": ["nova/virt/"],
-                                       "nova.tests.unit.compute.test_compute_mgr":
-                                       ["nova/compute/"]})
-        with mock.patch.object(runner, "test_modules", return_value=[]), \
-                mock.patch.object(runner, "changed_files",
-                                  return_value=["nova/virt/ironic/driver.py",
-                                                "nova/compute/manager.py"]), \
-                mock.patch.object(runner, "git",
-                                  return_value="nova/compute/manager.py\n") as git:
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
-            self.assertEqual(["nova.tests.unit.compute.test_compute_mgr"],
-                             runner.unit_filters(target, "tree", "c3", commit_only=True))
-        git.assert_called_once_with("tree", "diff", "--name-only", "c3~1", "c3")
-
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         master = known["master"]
