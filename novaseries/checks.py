@@ -56,17 +56,19 @@ def check_commits(ctx, target, tree, run_tests=True):
             subject = git(work, "log", "-1", "--format=%s")
             label = f"{target.name} {number}/{len(commits)} {commit[:7]}"
             say(f"=== {label} {subject}")
-            skip, only = "", None
+            skip, only, touched = "", None, None
             if number > 1:
                 files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
                 if not runner.unit_relevant(files):
                     skip = "this commit only touches functional tests, docs or release notes"
                 only = runner.own_functional_modules(files)
+                if number < len(commits):
+                    touched = files
             # every mode at the last commit; before it, the target's
             # commit_modes (all if it names none)
             moded = target if number == len(commits) else \
                 target.only_modes(target.commit_modes)
             outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
                                           skip_unit=skip, functional_only=only,
-                                          commit_only=number < len(commits))
+                                          touched=touched)
     return outcomes

@@ -348,7 +348,7 @@ def test_modules(tree, rev="HEAD", under="nova/tests/functional"):
     return [m for m in map(test_module, changed_files(tree, rev, (under,))) if m]
 
 
-def unit_filters(target, tree, rev="HEAD", commit_only=False):
+def unit_filters(target, tree, rev="HEAD", touched=None):
     """The target's unit selections that the series up to ``rev`` targets,
     plus the unit test modules it touches that they do not cover (e.g.
     nova.tests.unit.test_fixtures).
@@ -357,15 +357,13 @@ def unit_filters(target, tree, rev="HEAD", commit_only=False):
     series touches one of those paths (the code it tests, its own tests);
     one without runs always.  So at a commit before the series touches the
     compute manager, its unit tests do not run; from that commit on they
-    do.  ``commit_only``: only if the commit ``rev`` itself touches one of
-    those paths (check-commits, for the commits before the last: a commit
-    that changes none of the code a selection tests cannot change its
-    result, and the last commit runs everything).
+    do.  ``touched``: the files that decide it instead of the series' up to
+    ``rev`` (check-commits passes a commit's own files for the commits
+    before the last: a commit that changes none of the code a selection
+    tests cannot change its result, and the last commit runs everything).
     """
-    touched = []
-    if target.unit_paths:
-        touched = (git(tree, "diff", "--name-only", f"{rev}~1", rev).split()
-                   if commit_only else changed_files(tree, rev))
+    if touched is None:
+        touched = changed_files(tree, rev) if target.unit_paths else []
     selected = [u for u in target.unit
                 if u not in target.unit_paths or
                 any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
@@ -447,7 +445,7 @@ def mode_interpreter_missing(target):
 
 
 def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
-               functional_only=None, commit_only=False):
+               functional_only=None, touched=None):
     """:func:`test_tree` in each of the target's modes (its venv for the
     mode's interpreter made or reused first); flake8 runs once, in the
     first mode.  The modes run at the same time, each stestr with one
@@ -455,7 +453,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
     its own, so that one mode's test discovery and waits overlap the
     other's tests.  A mode whose own interpreter is missing is skipped
     with a warning (a failure under ``CI=true``); a missing target
-    interpreter is an error.  ``functional_only``, ``commit_only``: see
+    interpreter is an error.  ``functional_only``, ``touched``: see
     :func:`test_tree`.
     Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
@@ -475,7 +473,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
                                      skip_unit=skip_unit, flake8=number == 0,
                                      concurrency=concurrency,
                                      functional_only=functional_only,
-                                     commit_only=commit_only)
+                                     touched=touched)
     if len(runs) > 1:
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             for future in [pool.submit(one, *args) for args in runs]:
@@ -518,7 +516,7 @@ def mode_concurrency(count):
 
 
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
-              concurrency=None, functional_only=None, commit_only=False):
+              concurrency=None, functional_only=None, touched=None):
     """Run the unit selections, the touched functional modules and flake8 on
     ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
@@ -529,7 +527,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     ``flake8``: false to leave flake8 to another mode's run;
     ``concurrency``: stestr's workers (None: one per core);
     ``functional_only``: run only these of the touched functional modules
-    (None: all of them); ``commit_only``: see :func:`unit_filters`."""
+    (None: all of them); ``touched``: see :func:`unit_filters`."""
     label = label or f"{target.name}@{rev}"
     mode = target.mode
     if mode is not None:
@@ -544,7 +542,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     elif skip_unit:
         say(f"[{label}] unit: not re-run ({skip_unit})")
         outcomes.append(Outcome(f"{label} unit", note=f"not re-run: {skip_unit}"))
-    elif not (filters := unit_filters(target, tree, rev, commit_only=commit_only)):
+    elif not (filters := unit_filters(target, tree, rev, touched=touched)):
         # (stestr without filters would run every unit test)
         say(f"[{label}] unit: no unit selection targets this commit")
         outcomes.append(Outcome(f"{label} unit", note="no unit selection targets it"))

@@ -130,7 +130,7 @@ class TestModesTest(unittest.TestCase):
         calls = []
 
         def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8,
-                      concurrency, functional_only, commit_only):
+                      concurrency, functional_only, touched):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
                           venv, flake8, concurrency))
             return [runner.Outcome(f"{label} [{moded.mode_name}]", passed=1)]
@@ -230,7 +230,7 @@ class UnitPathsTest(unittest.TestCase):
                                   return_value=["nova/compute/manager.py"]):
             self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c2"))
 
-    def test_commit_only_follows_the_commits_own_paths(self):
+    def test_touched_follows_the_commits_own_paths(self):
         # check-commits, before the last commit: the series touched the
         # driver earlier, this commit only the compute manager.
         target = mock.Mock(unit=["nova.tests.unit.virt.ironic",
@@ -241,13 +241,11 @@ class UnitPathsTest(unittest.TestCase):
         with mock.patch.object(runner, "test_modules", return_value=[]), \
                 mock.patch.object(runner, "changed_files",
                                   return_value=["nova/virt/ironic/driver.py",
-                                                "nova/compute/manager.py"]), \
-                mock.patch.object(runner, "git",
-                                  return_value="nova/compute/manager.py\n") as git:
+                                                "nova/compute/manager.py"]):
             self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
             self.assertEqual(["nova.tests.unit.compute.test_compute_mgr"],
-                             runner.unit_filters(target, "tree", "c3", commit_only=True))
-        git.assert_called_once_with("tree", "diff", "--name-only", "c3~1", "c3")
+                             runner.unit_filters(target, "tree", "c3",
+                                                 touched=["nova/compute/manager.py", ""]))
 
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
