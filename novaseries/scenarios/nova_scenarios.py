@@ -336,9 +336,13 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                     # the node carries the instance until its tear-down ends
                     acted['server'] = server_id or \
                         self.ironic.get(node_id).instance_id
-                    for polls, then in sc.then:
+                    for polls, then, *loop in sc.then:
+                        # (a step in destroy()'s wait for the tear-down
+                        # names its loop: IronicFixture.after_polls)
                         self.ironic.after_polls(polls, step(then, False),
-                                                node=node_id)
+                                                node=node_id,
+                                                **({'loop': loop[0]}
+                                                   if loop else {}))
                 acted['fired'].append('%s@%d' % (
                     action, self.ironic.polls(node_id)))
                 self._act(action, node_id, acted['server'])
@@ -659,6 +663,10 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
             self.WATCHDOG.test = self
         super().setUp()
         self.watch.install(self)
+        # The benchmark measures the control plane at api_retry_interval =
+        # 0, the polls of deploys held in wait call-back included: they do
+        # not wait for a change of the fake Ironic.
+        self.ironic.held_poll_wait = 0
         # The default quota is 10 instances per project.
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         # Count instances in the API database (and cores and RAM in
@@ -714,8 +722,9 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                       '_do_build_and_run_instance', build)
 
         def polls_after(method, store):
-            # spawn(), and destroy() (the clean-up of a failed deploy polls
-            # the node too): the node's poll count when it returned
+            # spawn(), and destroy() (the clean-up of a failed deploy waits
+            # for the node's tear-down): the node's polls when it returned,
+            # of the deploy and of destroy()'s waits
             real = getattr(ironic_driver.IronicDriver, method)
 
             def wrapper(driver, context, instance, *args, **kwargs):
@@ -723,7 +732,8 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                     return real(driver, context, instance, *args, **kwargs)
                 finally:
                     try:
-                        polls = test.ironic.polls(instance.node)
+                        polls = test.ironic.polls(instance.node) + (
+                            test.ironic.polls(instance.node, 'teardown'))
                     except Exception:
                         polls = None    # (never hide the call's own error)
                     store[instance.uuid].append(
@@ -761,20 +771,27 @@ class BenchTest(_Observe, ironic_base.IronicTestBase):
                 self.ironic.undeploy(node_id)
             return run
 
+        def at_poll(count, action, node_id):
+            # on_wait runs right after the read that moved the node into
+            # wait call-back: the deploy's first poll (counted already) or
+            # another build's read. With deploying_reads=0 every poll of
+            # the deploy sees wait call-back, so poll N of the deploy is
+            # poll N of its wait.
+            if self.ironic.polls(node_id) >= count:
+                action(node_id)
+            else:
+                self.ironic.after_polls(count, action, node=node_id)
+
         def on_wait(node_id):
-            # with the fixture's lock held (see IronicFixture.on_state)
             instance = self.ironic.get(node_id).instance_id
-            polls = self.ironic.polls(node_id)
             if instance not in seen and len(victims) < self.SPEC.k:
                 poll = rng.randint(1, HEALTHY_WAIT_POLLS)
                 victims[instance] = {'server': instance, 'node': node_id,
                                      'poll': poll}
-                self.ironic.after_polls(polls + poll, teardown(instance),
-                                        node=node_id)
+                at_poll(poll, teardown(instance), node_id)
             else:
-                self.ironic.after_polls(polls + HEALTHY_WAIT_POLLS,
-                                        self.ironic.finish_deploy,
-                                        node=node_id)
+                at_poll(HEALTHY_WAIT_POLLS, self.ironic.finish_deploy,
+                        node_id)
             seen.add(instance)
 
         self.ironic.on_state(states.DEPLOYWAIT, on_wait, once=False)

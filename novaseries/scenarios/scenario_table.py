@@ -376,8 +376,9 @@ class Scenario:
     :param after_polls: the action runs right after the driver's Nth poll
         of the first deploy (of the rebuild, for ``kind='rebuild'``).
     :param then: more ``(polls, action)`` steps on the same node, after its
-        Nth poll (a step whose poll never comes does not run: see
-        ``hooks_fired`` in the observation).
+        Nth poll of the deploy, or ``(polls, action, 'teardown')`` after the
+        Nth poll of destroy()'s wait for its tear-down (a step whose poll
+        never comes does not run: see ``hooks_fired`` in the observation).
     :param delete_on_reschedule: after the action, the user deletes the
         server at the moment the compute manager removes the build's
         allocation (what it does right before handing a failed build back
@@ -630,7 +631,8 @@ SCENARIOS = [
     Scenario('user-delete-during-destroy', "undeploy; the user deletes the "
              "server while destroy() waits for Ironic's tear-down (2 nodes)",
              nodes=2, action='undeploy', deleting_reads=6,
-             then=[(5, 'delete')], source='issue 12: user delete timings',
+             then=[(1, 'delete', 'teardown')],
+             source='issue 12: user delete timings',
              reproducer=[status('BUILD')],
              fixed=DELETE_WON + [log_has(SEEN_DELETING, TORE_DOWN), clean]),
     Scenario('user-delete-on-reschedule', 'undeploy; the user deletes the '
