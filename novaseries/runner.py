@@ -328,9 +328,9 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     return results, note
 
 
-def changed_files(tree, rev="HEAD", pathspec=()):
-    """Files added or modified in ``base..rev`` that exist at ``rev``."""
-    out = git(tree, "diff", "--name-only", "--diff-filter=d", f"base..{rev}", "--", *pathspec)
+def changed_files(tree, rev="HEAD", pathspec=(), since="base"):
+    """Files added or modified in ``since..rev`` that exist at ``rev``."""
+    out = git(tree, "diff", "--name-only", "--diff-filter=d", f"{since}..{rev}", "--", *pathspec)
     return [line for line in out.splitlines() if line]
 
 
@@ -342,10 +342,10 @@ def test_module(path):
     return None
 
 
-def test_modules(tree, rev="HEAD", under="nova/tests/functional"):
+def test_modules(tree, rev="HEAD", under="nova/tests/functional", since="base"):
     """Test modules (``test_*.py`` under ``under``) the series adds or
-    touches up to ``rev``, as dotted module names."""
-    return [m for m in map(test_module, changed_files(tree, rev, (under,))) if m]
+    touches in ``since..rev``, as dotted module names."""
+    return [m for m in map(test_module, changed_files(tree, rev, (under,), since)) if m]
 
 
 def unit_filters(target, tree, rev="HEAD", touched=None):
@@ -361,13 +361,20 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
     ``rev`` (check-commits passes a commit's own files for the commits
     before the last: a commit that changes none of the code a selection
     tests cannot change its result, and the last commit runs everything).
+    A target stacked on another series (``below``, e.g. master-all) adds
+    only the modules its own patches touch: those of the series below ran
+    in that series' target, and the patches on top do not change the code
+    they test unless they touch it (then the selections cover it).
     """
     if touched is None:
         touched = changed_files(tree, rev) if target.unit_paths else []
     selected = [u for u in target.unit
                 if u not in target.unit_paths or
                 any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
-    extra = [m for m in test_modules(tree, rev, "nova/tests/unit")
+    below = target.below_series()
+    since = git(tree, "rev-list", "--reverse", f"base..{rev}").split()[len(below) - 1] \
+        if below else "base"
+    extra = [m for m in test_modules(tree, rev, "nova/tests/unit", since)
              if not any(m == u or m.startswith(u + ".") for u in target.unit)]
     return selected + [re.escape(m) + r"\b" for m in extra]
 

@@ -102,6 +102,23 @@ class ModesTest(unittest.TestCase):
         self.assertIs(new, new.only_modes(None))
         self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
 
+    def test_stacked_target_adds_only_its_own_test_modules(self):
+        # master-all: the series below touched the compute manager's unit
+        # tests, the rebuild change on top only the driver's.
+        target = mock.Mock(below_series=mock.Mock(return_value=["p1", "p2"]),
+                           unit=["nova.tests.unit.virt.ironic"], unit_paths={})
+        with mock.patch.object(runner, "git", return_value="c1\nc2\nc3\n"), \
+                mock.patch.object(runner, "test_modules",
+                                  return_value=[]) as modules:
+            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
+        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "c2")
+        target.below_series.return_value = []
+        with mock.patch.object(runner, "test_modules",
+                               return_value=["nova.tests.unit.test_fixtures"]) as modules:
+            self.assertEqual(target.unit + [r"nova\.tests\.unit\.test_fixtures\b"],
+                             runner.unit_filters(target, "tree", "c3"))
+        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "base")
+
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         master = known["master"]
@@ -216,7 +233,8 @@ class UnitPathsTest(unittest.TestCase):
     """A unit selection with unit_paths runs once the series touches them."""
 
     def test_selection_follows_the_touched_paths(self):
-        target = mock.Mock(unit=["nova.tests.unit.virt.ironic",
+        target = mock.Mock(below_series=mock.Mock(return_value=[]),
+                           unit=["nova.tests.unit.virt.ironic",
                                  "nova.tests.unit.compute.test_compute_mgr"],
                            unit_paths={"nova.tests.unit.compute.test_compute_mgr":
                                        ["nova/compute/"]})
@@ -233,7 +251,8 @@ class UnitPathsTest(unittest.TestCase):
     def test_touched_follows_the_commits_own_paths(self):
         # check-commits, before the last commit: the series touched the
         # driver earlier, this commit only the compute manager.
-        target = mock.Mock(unit=["nova.tests.unit.virt.ironic",
+        target = mock.Mock(below_series=mock.Mock(return_value=[]),
+                           unit=["nova.tests.unit.virt.ironic",
                                  "nova.tests.unit.compute.test_compute_mgr"],
                            unit_paths={"nova.tests.unit.virt.ironic": ["nova/virt/"],
                                        "nova.tests.unit.compute.test_compute_mgr":
@@ -246,6 +265,23 @@ class UnitPathsTest(unittest.TestCase):
             self.assertEqual(["nova.tests.unit.compute.test_compute_mgr"],
                              runner.unit_filters(target, "tree", "c3",
                                                  touched=["nova/compute/manager.py", ""]))
+
+    def test_stacked_target_adds_only_its_own_test_modules(self):
+        # master-all: the series below touched the compute manager's unit
+        # tests, the rebuild change on top only the driver's.
+        target = mock.Mock(below_series=mock.Mock(return_value=["p1", "p2"]),
+                           unit=["nova.tests.unit.virt.ironic"], unit_paths={})
+        with mock.patch.object(runner, "git", return_value="c1\nc2\nc3\n"), \
+                mock.patch.object(runner, "test_modules",
+                                  return_value=[]) as modules:
+            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
+        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "c2")
+        target.below_series.return_value = []
+        with mock.patch.object(runner, "test_modules",
+                               return_value=["nova.tests.unit.test_fixtures"]) as modules:
+            self.assertEqual(target.unit + [r"nova\.tests\.unit\.test_fixtures\b"],
+                             runner.unit_filters(target, "tree", "c3"))
+        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "base")
 
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
