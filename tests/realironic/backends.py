@@ -187,6 +187,12 @@ class FakeBackend(scenarios.Backend):
                     n, 'Failed to prepare to deploy: Validation of image '
                        'href failed'), node=node)
 
+    def poll(self, node, instance):
+        # as the driver's deploy wait loop polls, for the fixture's poll
+        # count (after_polls)
+        with self.fixture.polling('deploy', instance):
+            return super().poll(node, instance)
+
     def operator(self, action, node):
         fx = self.fixture
         if action == 'driver_clear_instance':

@@ -238,6 +238,10 @@ class Backend:
     def after_deploy_request(self, node, bad_image):
         """Hook after the ``active`` request (fake: schedule the failure)."""
 
+    def poll(self, node, instance):
+        """One Nova-like poll of the deploy (:func:`poll`); an Obs."""
+        return poll(self.proxy, node, instance)
+
     def operator(self, action, node):
         raise NotImplementedError
 
@@ -306,7 +310,7 @@ def run(backend, scn):
     snapshots = []
 
     def observe(step):
-        obs = poll(backend.proxy, node, instance)
+        obs = backend.poll(node, instance)
         if not seen or seen[-1].obs != obs:
             seen.append(Seen(obs, step.name))
         return obs
