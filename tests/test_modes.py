@@ -102,23 +102,6 @@ class ModesTest(unittest.TestCase):
         self.assertIs(new, new.only_modes(None))
         self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
 
-    def test_stacked_target_adds_only_its_own_test_modules(self):
-        # master-all: the series below touched the compute manager's unit
-        # tests, the rebuild change on top only the driver's.
-        target = mock.Mock(below_series=mock.Mock(return_value=["p1", "p2"]),
-                           unit=["nova.tests.unit.virt.ironic"], unit_paths={})
-        with mock.patch.object(runner, "git", return_value="c1\nc2\nc3\n"), \
-                mock.patch.object(runner, "test_modules",
-                                  return_value=[]) as modules:
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
-        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "c2")
-        target.below_series.return_value = []
-        with mock.patch.object(runner, "test_modules",
-                               return_value=["nova.tests.unit.test_fixtures"]) as modules:
-            self.assertEqual(target.unit + [r"nova\.tests\.unit\.test_fixtures\b"],
-                             runner.unit_filters(target, "tree", "c3"))
-        modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "base")
-
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         master = known["master"]
@@ -282,6 +265,41 @@ class UnitPathsTest(unittest.TestCase):
             self.assertEqual(target.unit + [r"nova\.tests\.unit\.test_fixtures\b"],
                              runner.unit_filters(target, "tree", "c3"))
         modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "base")
+
+    def test_extra_modules_of_a_commit_before_the_last(self):
+        # check-commits before the last commit: the unit test modules
+        # outside the selections that the commit itself touches
+        target = mock.Mock(below_series=mock.Mock(return_value=[]),
+                           unit=["nova.tests.unit.virt.ironic"],
+                           unit_paths={"nova.tests.unit.virt.ironic": ["nova/virt/"]})
+        with mock.patch.object(runner, "test_modules") as modules:
+            self.assertEqual(
+                [], runner.unit_filters(target, "tree", "c3",
+                                        touched=["nova/compute/manager.py"]))
+            self.assertEqual(
+                [r"nova\.tests\.unit\.fixtures\.test_ironic\b"],
+                runner.unit_filters(target, "tree", "c2", touched=[
+                    "nova/tests/fixtures/ironic.py",
+                    "nova/tests/unit/fixtures/test_ironic.py",
+                    "nova/tests/functional/ironic/test_servers.py"]))
+        modules.assert_not_called()
+
+    def test_unit_test_path(self):
+        with tempfile.TemporaryDirectory() as tree:
+            for path in ("nova/tests/unit/virt/ironic/test_driver.py",
+                         "nova/tests/unit/fixtures/test_ironic.py",
+                         "nova/tests/unit/test_fixtures.py"):
+                pathlib.Path(tree, path).parent.mkdir(parents=True, exist_ok=True)
+                pathlib.Path(tree, path).touch()
+            self.assertEqual("./nova/tests/unit/virt/ironic",
+                             runner.unit_test_path(tree, ["nova.tests.unit.virt.ironic"]))
+            self.assertEqual("./nova/tests/unit/fixtures", runner.unit_test_path(
+                tree, [r"nova\.tests\.unit\.fixtures\.test_ironic\b"]))
+            for filters in (["nova.tests.unit.virt.ironic",
+                             r"nova\.tests\.unit\.fixtures\.test_ironic\b"],
+                            [r"nova\.tests\.unit\.test_fixtures\b"],
+                            ["nova.tests.unit.virt.missing"], ["nova.tests.unit"]):
+                self.assertIsNone(runner.unit_test_path(tree, filters), filters)
 
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
