@@ -25,6 +25,7 @@ import threading
 import time
 
 from novaseries import sdist as sdist_mod
+from novaseries import tree as tree_mod
 from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
                              interpreter_identity, git, run, say)
 
@@ -373,8 +374,7 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
                    if m and m.startswith("nova.tests.unit.")]
     else:
         below = target.below_series()
-        since = git(tree, "rev-list", "--reverse", f"base..{rev}").split()[len(below) - 1] \
-            if below else "base"
+        since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else "base"
         modules = test_modules(tree, rev, "nova/tests/unit", since)
         touched = changed_files(tree, rev) if target.unit_paths else []
     selected = [u for u in target.unit

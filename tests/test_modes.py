@@ -254,7 +254,8 @@ class UnitPathsTest(unittest.TestCase):
         # tests, the rebuild change on top only the driver's.
         target = mock.Mock(below_series=mock.Mock(return_value=["p1", "p2"]),
                            unit=["nova.tests.unit.virt.ironic"], unit_paths={})
-        with mock.patch.object(runner, "git", return_value="c1\nc2\nc3\n"), \
+        with mock.patch.object(runner.tree_mod, "series_commits",
+                               return_value=["c1", "c2", "c3"]), \
                 mock.patch.object(runner, "test_modules",
                                   return_value=[]) as modules:
             self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
