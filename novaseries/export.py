@@ -89,7 +89,7 @@ def below_commit(target, tree, commits):
         return "base"
     if len(commits) < len(below):
         raise HarnessError(f"{tree} has {len(commits)} commits; target {target.name} "
-                           f"stacks on {len(below)} patches of {target.below}")
+                           f"stacks on {len(below)} patches of {target.below_names()}")
     for commit, path in zip(commits, below):
         shown = git(tree, "show", "--format=", commit)
         if patch_id(shown) != patch_id(path.read_text()):
@@ -97,7 +97,7 @@ def below_commit(target, tree, commits):
                 f"{tree}: commit {commit[:12]} differs from {path} (below target "
                 f"{target.name}'s own patches); refusing to export, as that edit "
                 "would be lost",
-                f"Make the change in the tree of the target that owns {target.below} "
+                f"Make the change in the tree of the target that owns {target.below_names()} "
                 "and export it there.")
     return commits[len(below) - 1]
 
@@ -155,7 +155,7 @@ def export(target, tree, out=None, bugs=None, signoff=False, trailers=()):
     try:
         files = _format_patch(tree, f"{start}..HEAD", work / "raw")
         if not files:
-            raise HarnessError(f"{tree} has no commits above its {target.below} "
+            raise HarnessError(f"{tree} has no commits above its {target.below_names()} "
                                "patches: nothing to export")
         if bugs:
             files = _rewrite_with_bugs(tree, files, bugs, work / "final", start)

@@ -70,9 +70,10 @@ class Target:
     #: True: a missing interpreter skips the target in ``ci`` (with a
     #: message), except under CI=true, where it is a failure.
     optional_interpreter: bool = False
-    #: Patches folder whose series (up to ``below_upto``; None: all of it)
-    #: is applied before this target's own series.
-    below: pathlib.Path = None
+    #: Patches folders whose series are applied, in order, before this
+    #: target's own series (the first one up to ``below_upto``; None: all
+    #: of it); () for a target stacked on nothing.
+    below: tuple = ()
     below_upto: str = None
     #: Name of the venv (``build/venvs/NAME``); targets of one release share.
     venv: str = ""
@@ -149,12 +150,17 @@ class Target:
     def below_series(self):
         """The patches of ``below`` (up to ``below_upto``) this target stacks
         on; [] for a target without ``below``."""
-        if self.below is None:
-            return []
-        patches = read_series(self.name, self.below)
-        if self.below_upto is None:
-            return patches
-        return _upto(patches, self.below_upto, f"{self.name}'s below_upto")
+        patches = []
+        for i, folder in enumerate(self.below):
+            series = read_series(self.name, folder)
+            if i == 0 and self.below_upto is not None:
+                series = _upto(series, self.below_upto, f"{self.name}'s below_upto")
+            patches += series
+        return patches
+
+    def below_names(self):
+        """The ``below`` folders, for messages: ``folder, folder``."""
+        return ", ".join(str(folder) for folder in self.below)
 
     def own_series(self):
         """Patch files of the target's own folder, in order (list of Paths).
@@ -283,7 +289,7 @@ def load(ctx, path=None):
             env={k: str(v) for k, v in merged["env"].items()},
             note=merged.get("note", ""),
             optional_interpreter=bool(merged.get("optional_interpreter", False)),
-            below=ctx.root / merged["below"] if merged.get("below") else None,
+            below=_below(path, name, merged.get("below"), ctx.root),
             below_upto=merged.get("below_upto"),
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
@@ -293,6 +299,18 @@ def load(ctx, path=None):
                         for k, v in merged.get("unit_paths", {}).items()},
         )
     return targets
+
+
+def _below(path, name, value, root):
+    """``below`` of targets.toml (a folder or a list of folders) as a tuple
+    of Paths; HarnessError for anything else."""
+    if not value:
+        return ()
+    folders = [value] if isinstance(value, str) else value
+    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+        raise HarnessError(f"targets file {path}: target {name}: below must be a "
+                           "folder or a list of folders")
+    return tuple(root / folder for folder in folders)
 
 
 def get(ctx, name):

@@ -57,6 +57,33 @@ class StackedTargetTest(helpers.ProjectTestCase):
                          git(both, "log", "--reverse", "--format=%s",
                              "base..HEAD").splitlines())
 
+    def test_below_several_folders_in_order(self):
+        # a combination stacked on the main series and on the change: its
+        # own folder's patches come after both (the first up to below_upto)
+        other = self.root / "patches" / "other"
+        other.mkdir()
+        (other / "series").write_text("")
+        export.export(self.stacked, self.work)
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + (
+            f'\n[targets.all]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            'pins = "pins/fake.txt"\npatches = "patches/other"\n'
+            'below = ["patches/fake", "patches/change"]\nbelow_upto = "0001"\n'
+            'export = false\n'))
+        combined = targets.get(self.ctx, "all")
+        self.assertEqual(
+            ["0001-Fix-the-driver.patch", "0001-Add-another-thing.patch"],
+            [p.name for p in combined.below_series()])
+        self.assertIn("patches/fake, ", combined.below_names())
+        toml.write_text(toml.read_text() + (
+            f'\n[targets.bad]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            'pins = "pins/fake.txt"\npatches = "patches/other"\n'
+            'below = 3\n'))
+        with self.assertRaisesRegex(HarnessError, "target bad: below must be"):
+            targets.load(self.ctx)
+
     def test_export_refuses_an_edit_below_and_loses_nothing(self):
         git(self.work, "rebase", "-q", "--exec",
             "git commit -q --amend --no-edit", "base")  # unchanged: fine
