@@ -160,6 +160,9 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             self.flags(api_max_retries=self.SCENARIO.api_max_retries,
                        group='ironic')
         for node_id in self.node_ids:
+            if self.SCENARIO.deploying_reads is not None:
+                self.ironic.configure_node(
+                    node_id, deploying_reads=self.SCENARIO.deploying_reads)
             self.ironic.configure_node(
                 node_id, deleting_reads=self.SCENARIO.deleting_reads,
                 # a user delete from the main thread: every deploy waits

@@ -250,6 +250,17 @@ def all_steps_fired(obs):
 all_steps_fired.text = 'every step happened'
 
 
+def first_node_leaked(obs):
+    """The first node still carries the server's instance."""
+    node = next((n for n in obs.get('nodes', [])
+                 if n.get('id') == obs.get('first_node')), {})
+    if node.get('deleted') or node.get('instance_id') != obs.get('server_id'):
+        return 'the first node no longer carries the server'
+
+
+first_node_leaked.text = "the first node keeps the server's instance"
+
+
 def on_other_node(obs):
     if obs.get('node') in (None, obs.get('first_node')):
         return 'not rescheduled to another node (node %s)' % obs.get('node')
@@ -383,6 +394,9 @@ class Scenario:
         server at the moment the compute manager removes the build's
         allocation (what it does right before handing a failed build back
         to the conductor for a reschedule).
+    :param deploying_reads: driver reads a deploy stays in ``deploying``
+        (locked by the conductor: Ironic refuses a tear-down with 409);
+        None: the fake Ironic's default (1).
     :param deleting_reads: driver reads that observe the node in
         ``deleting`` (still associated, locked by the conductor) after an
         undeploy; 0 means the driver only sees the aftermath (association
@@ -411,6 +425,7 @@ class Scenario:
 
     def __init__(self, name, title, nodes=1, action=None, after_polls=2,
                  deleting_reads=3, port=False, max_attempts=3, kind='build',
+                 deploying_reads=None,
                  source='', then=(), delete_on_reschedule=False,
                  api_max_retries=None, settle_ironic=False, reproducer=(),
                  fixed=(), real_ironic=None):
@@ -422,6 +437,7 @@ class Scenario:
         self.then = [list(step) for step in then]
         self.delete_on_reschedule = delete_on_reschedule
         self.deleting_reads = deleting_reads
+        self.deploying_reads = deploying_reads
         self.port = port
         self.max_attempts = max_attempts
         self.api_max_retries = api_max_retries
@@ -434,7 +450,8 @@ class Scenario:
 
     #: What the runner reads (the rest are the expectations).
     RUNNER_FIELDS = ('name', 'title', 'nodes', 'action', 'after_polls', 'then',
-                     'delete_on_reschedule', 'deleting_reads', 'port',
+                     'delete_on_reschedule', 'deleting_reads',
+                     'deploying_reads', 'port',
                      'max_attempts', 'api_max_retries', 'settle_ironic',
                      'kind', 'source')
 
@@ -651,6 +668,14 @@ SCENARIOS = [
              reproducer=[status('DELETED'),
                          fault_created('provisioning was aborted')],
              fixed=[status('DELETED'), never_error, all_steps_fired, clean]),
+    # -- issue 25: node leaks, separate bugs (patches/nodeleak/)
+    Scenario('user-delete-deploying', 'the user deletes the server while '
+             'Ironic deploys its node (`deploying`: locked, the tear-down '
+             'request gets 409), 1 node, max_attempts=1', action='delete',
+             after_polls=1, deploying_reads=5, max_attempts=1,
+             source='LP 2169776',
+             reproducer=[status('ERROR'), first_node_leaked],
+             fixed=DELETE_WON + [clean]),
     # -- issue 14: a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
