@@ -67,6 +67,7 @@ def target_job(ctx, target, timings):
     _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
+    target = target.ci_modes()
     t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))

@@ -39,7 +39,9 @@ class Mode:
     tox.ini has only a unit threading env runs only ``unit`` threaded);
     ``unit_exclude``/``functional_exclude``: the exclude list file in the
     Nova tree that Nova's tox env passes to ``stestr --exclude-list``
-    (comment lines dropped, as ``tools/generate-exclude.sh`` does), or "".
+    (comment lines dropped, as ``tools/generate-exclude.sh`` does), or "";
+    ``ci``: False for a mode that ``ci`` leaves out (for CI's time; the
+    commands run it when asked, e.g. ``test --mode``).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Mode:
     suites: tuple = SUITES
     unit_exclude: str = ""
     functional_exclude: str = ""
+    ci: bool = True
 
 
 @dataclasses.dataclass
@@ -107,6 +110,14 @@ class Target:
     def mode_name(self):
         """The mode's name, or "" for a target not put in a mode."""
         return self.mode.name if self.mode else ""
+
+    def ci_modes(self):
+        """This target with only the modes ``ci`` runs (``ci = false``
+        leaves one out)."""
+        if all(mode.ci for mode in self.modes.values()):
+            return self
+        return dataclasses.replace(
+            self, modes={n: m for n, m in self.modes.items() if m.ci})
 
     def only_modes(self, names):
         """This target with only the modes ``names`` (all when empty).
@@ -242,7 +253,7 @@ def _modes(path, name, known, wanted):
                                f"(known: {', '.join(known) or 'none'})")
         settings = {**known[mode], **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude"}
+                                 "functional_exclude", "ci"}
         suites = tuple(settings.get("suites", SUITES))
         if extra or not set(suites) <= set(SUITES) or not suites:
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
@@ -251,7 +262,8 @@ def _modes(path, name, known, wanted):
         modes[mode] = Mode(mode, env={k: str(v) for k, v in settings.get("env", {}).items()},
                            interpreter=settings.get("interpreter"), suites=suites,
                            unit_exclude=settings.get("unit_exclude", ""),
-                           functional_exclude=settings.get("functional_exclude", ""))
+                           functional_exclude=settings.get("functional_exclude", ""),
+                           ci=bool(settings.get("ci", True)))
     return modes
 
 

@@ -102,8 +102,18 @@ class ModesTest(unittest.TestCase):
         self.assertIs(new, new.only_modes(None))
         self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
 
+    def test_ci_modes(self):
+        new = self.load()["old"]
+        self.assertIs(new, new.ci_modes())
+        toml = TOML.replace('suites = ["unit"]', 'suites = ["unit"]\nci = false')
+        left_out = self.load(toml)["old"]
+        self.assertEqual(list(new.modes), list(left_out.modes))
+        self.assertNotIn("threading", left_out.ci_modes().modes)
+        self.assertEqual(len(new.modes) - 1, len(left_out.ci_modes().modes))
+
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
+        self.assertEqual(["eventlet"], list(known["2026.1"].ci_modes().modes))
         master = known["master"]
         self.assertEqual(["eventlet", "threading"], list(master.modes))
         self.assertEqual("python3.13", master.modes["threading"].interpreter)

@@ -23,10 +23,20 @@ import scenarios
 #: an operator action or a second request to hit them.
 FAKE_DELAYS = 1
 
+#: ``[fake] deploy_delay``: 2 s per call of the ``fake`` deploy interface,
+#: which only the nodes that ask for it use (``deploy_interface=fake``; the
+#: others deploy with ``direct``): such a node stays ``deploying``, with its
+#: lock held, for about 4 s (prepare, then deploy) before it goes
+#: ``active``, and its tear-down (``deleting``) takes about 4 s.  For the
+#: delete-while-deploying tests of test_e2e.py (bug 2169776).
+FAKE_DEPLOY_DELAY = 2
+
 
 def ironic():
     """The test run's real Ironic (started once per process)."""
-    return realironic.shared(fake_delays=FAKE_DELAYS)
+    return realironic.shared(
+        fake_delays=FAKE_DELAYS,
+        extra_conf='[fake]\ndeploy_delay = %d\n' % FAKE_DEPLOY_DELAY)
 
 
 def sdk_connection(url, record=None, retries=None):

@@ -27,8 +27,30 @@ Two more cases that are not the bug, for both trees:
   InstanceDeployFailure "provisioning was aborted".  destroy() then
   unprovisions the node.
 
+And the delete of a server whose node Ironic is still ``deploying``
+(bug 2169776, the ``nodeleak`` change): Ironic's conductor holds the node's
+lock for all of ``deploying`` and refuses the tear-down with 409
+(NodeLocked).  ``TestDestroyWhileDeploying`` deploys with the ``fake``
+deploy interface, which ``backends.FAKE_DEPLOY_DELAY`` keeps in
+``deploying`` (lock held) for about 4 s before it goes ``active``:
+
+* with that change, destroy() retries the tear-down every
+  ``[ironic] api_retry_interval`` until the lock is released, and the node
+  ends ``available`` without the instance; when the lock outlasts
+  ``[ironic] api_max_retries`` retries, destroy() raises NovaException;
+* without it, destroy() raises openstack's ConflictException (409) and the
+  node goes on to ``active`` with the deleted server's instance.
+
+Which of the two is expected is detected from the tree (does the driver
+have ``_unprovision_when_unlocked``?) unless ``REALIRONIC_EXPECT_NODELEAK``
+says ``fixed`` or ``bug``: the change is not part of the series that
+``REALIRONIC_EXPECT`` (``--expect``) is about (CI runs these tests on the
+series' tree with ``--expect fixed``).
+
 Each test prints one line ``e2e: spawn() raised <class> ...`` that
-``python -m novaseries run --ironic real`` reads for its table.
+``python -m novaseries run --ironic real`` reads for its table (the lock
+tests print ``e2e: destroy() ...`` lines too: what the real Ironic
+answered, and when).
 
 The deploy image is the local HTTP image of ``novaseries.realironic``:
 image_meta.id is its URL, so the driver sends it as instance_info
@@ -44,6 +66,7 @@ try:
     from nova import monkey_patch
     monkey_patch.patch()
     import fixtures
+    from openstack import exceptions as sdk_exc
     import openstack.proxy
     from oslo_utils.fixture import uuidsentinel as uuids
 
@@ -60,6 +83,7 @@ try:
 except ImportError as e:  # pragma: no cover
     _guard.skip_or_raise('Nova is needed', e)
 
+import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import threading  # noqa: E402
@@ -82,9 +106,18 @@ _EXPECT = os.environ.get('REALIRONIC_EXPECT', 'auto')
 FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
          else _EXPECT == 'fixed')
 
+#: True on a tree with the change for bug 2169776 (patches/nodeleak: destroy()
+#: retries the tear-down of a locked node).  Detected from the tree unless
+#: REALIRONIC_EXPECT_NODELEAK says "fixed" or "bug"; not REALIRONIC_EXPECT:
+#: that change is not in the series' tree that CI tests with --expect fixed.
+_EXPECT_NODELEAK = os.environ.get('REALIRONIC_EXPECT_NODELEAK', 'auto')
+NODELEAK_FIXED = (
+    hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')
+    if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
 
-class TestSpawnAgainstRealIronic(test.TestCase):
-    """IronicDriver.spawn() while an operator tears the node down."""
+
+class _DriverAgainstRealIronic(test.TestCase):
+    """A real IronicDriver, an instance and a node of the real Ironic."""
 
     #: seconds to wait for spawn() to return after the operator action
     SPAWN_TIMEOUT = 60
@@ -99,23 +132,17 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         self.ctx = nova_context.get_admin_context()
         self.driver = ironic_driver.IronicDriver(fake_virt.FakeVirtAPI())
 
-    def test_nova_runs_in_the_concurrency_mode_asked_for(self):
-        # novaseries runs these tests in each of Nova's concurrency modes
-        # (OS_NOVA_DISABLE_EVENTLET_PATCHING, read by nova.monkey_patch):
-        # the driver's threads are the ones that mode gives.
-        threads = os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                 '').lower() in ('1', 'true', 'yes')
-        self.assertEqual(threads, nova_utils.concurrency_mode_threading())
-        print('e2e: nova concurrency mode: %s' % (
-            'threading' if threads else 'eventlet'))
-
-    def _prepare(self, image_url=None):
+    def _prepare(self, image_url=None, deploy_interface='direct'):
         """An available node, an instance on it, the image; then spawn.
 
         :param image_url: the deploy image (default: the real image; the
             missing image answers 404, so the deploy fails in Ironic).
+        :param deploy_interface: the node's: ``direct`` waits in ``wait
+            call-back``; ``fake`` stays ``deploying`` (lock held) for
+            ``backends.FAKE_DEPLOY_DELAY`` twice, then goes ``active``.
         """
-        self.node = self.client.create_available_node()
+        self.node = self.client.create_available_node(
+            deploy_interface=deploy_interface)
         # Nova does not send a checksum for the image (see the docstring).
         self.client.ok('PATCH', '/nodes/%s' % self.node, [
             {'op': 'add', 'path': '/instance_info/image_os_hash_algo',
@@ -147,8 +174,8 @@ class TestSpawnAgainstRealIronic(test.TestCase):
                  'container_format': 'bare', 'properties': {}})
         self.network_info = network_model.NetworkInfo([])
 
-    def _spawn_in_background(self, image_url=None):
-        self._prepare(image_url)
+    def _spawn_in_background(self, image_url=None, deploy_interface='direct'):
+        self._prepare(image_url, deploy_interface)
         self.driver.prepare_for_spawn(self.instance)
         result = {}
 
@@ -180,6 +207,35 @@ class TestSpawnAgainstRealIronic(test.TestCase):
             type(error).__name__ if error is not None else 'nothing',
             time.monotonic() - t0, after, error))
         return result
+
+    def _user_delete(self):
+        """What the API's delete does first: task_state DELETING in the
+        database (on a copy: spawn() refreshes its own)."""
+        deleting = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        deleting.task_state = task_states.DELETING
+        deleting.save()
+
+    def _assert_unprovisioned(self):
+        """After destroy(): the node is available, with no instance."""
+        node = self.client.wait_state(self.node, 'available', timeout=30)
+        self.assertIsNone(node['instance_uuid'])
+        self.assertEqual({}, node['instance_info'])
+        self.assertIsNone(node['target_provision_state'])
+        return node
+
+
+class TestSpawnAgainstRealIronic(_DriverAgainstRealIronic):
+    """IronicDriver.spawn() while an operator tears the node down."""
+
+    def test_nova_runs_in_the_concurrency_mode_asked_for(self):
+        # novaseries runs these tests in each of Nova's concurrency modes
+        # (OS_NOVA_DISABLE_EVENTLET_PATCHING, read by nova.monkey_patch):
+        # the driver's threads are the ones that mode gives.
+        threads = os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
+                                 '').lower() in ('1', 'true', 'yes')
+        self.assertEqual(threads, nova_utils.concurrency_mode_threading())
+        print('e2e: nova concurrency mode: %s' % (
+            'threading' if threads else 'eventlet'))
 
     def _driver_warnings(self):
         """The WARNING lines nova.virt.ironic.driver logged so far."""
@@ -271,14 +327,6 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         status, _body = self.client.request('GET', '/nodes/%s' % self.node)
         self.assertEqual(404, status)
 
-    def _assert_unprovisioned(self):
-        """After destroy(): the node is available, with no instance."""
-        node = self.client.wait_state(self.node, 'available', timeout=30)
-        self.assertIsNone(node['instance_uuid'])
-        self.assertEqual({}, node['instance_info'])
-        self.assertIsNone(node['target_provision_state'])
-        return node
-
     def test_deploy_failed(self):
         """The real deploy fails (the image URL answers 404): Ironic moves
         the node from ``deploying`` to ``deploy failed`` with a last_error,
@@ -314,10 +362,7 @@ class TestSpawnAgainstRealIronic(test.TestCase):
         thread, result = self._spawn_in_background()
         node = self.client.wait_state(self.node, 'wait call-back')
         self.assertEqual(self.instance.uuid, node['instance_uuid'])
-        # what the API's delete does first (a copy: spawn() refreshes its own)
-        deleting = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
-        deleting.task_state = task_states.DELETING
-        deleting.save()
+        self._user_delete()
         self._wait_spawn(thread, result, 'task_state DELETING')
         error = result.get('error')
         if FIXED:
@@ -348,6 +393,179 @@ class TestSpawnAgainstRealIronic(test.TestCase):
                                          None)))
         self.assertEqual(self.ironic.url.rstrip('/') + '/v1',
                          conn.get_endpoint().rstrip('/'))
+
+
+class TestDestroyWhileDeploying(_DriverAgainstRealIronic):
+    """The user deletes the server while Ironic is ``deploying`` its node
+    (bug 2169776).
+
+    The node deploys with the ``fake`` deploy interface, which the real
+    Ironic keeps in ``deploying`` with the node's lock held for about 4 s
+    (``backends.FAKE_DEPLOY_DELAY``), then ``active``.  As soon as it is
+    ``deploying``, the test sets task_state DELETING (what the API's delete
+    does first); spawn() sees it at its next poll (within 1 s) and ends, and
+    the compute manager's clean-up calls destroy(), while Ironic still holds
+    the lock and answers the tear-down request (``PUT
+    .../states/provision {"target": "deleted"}``) with 409 NodeLocked.
+
+    Expected (``NODELEAK_FIXED``): with the change, destroy() retries it
+    every ``[ironic] api_retry_interval`` (1 s here) until the lock is gone
+    and the node ends ``available`` without the instance; when the lock
+    outlasts ``[ironic] api_max_retries`` retries, NovaException.  Without
+    it, destroy() raises openstack's ConflictException after one request and
+    the node goes ``active`` with the deleted server's instance.
+    """
+
+    def _record_requests(self):
+        """Record every HTTP request of the driver's connection (each
+        keystoneauth retry is one) in ``self.sent``: (monotonic time,
+        method, path, status, Ironic's faultstring or None)."""
+        self.sent = []
+        rsession = self.driver.ironic_connection.session.session
+        send = rsession.send
+
+        def recording_send(request, **kwargs):
+            resp = send(request, **kwargs)
+            fault = None
+            if resp.status_code >= 400:
+                try:
+                    fault = json.loads(resp.json()['error_message'])[
+                        'faultstring']
+                except Exception:  # noqa: BLE001 - only for the report
+                    fault = resp.text[:200]
+            self.sent.append((time.monotonic(), request.method,
+                              request.path_url.split('?')[0],
+                              resp.status_code, fault))
+            return resp
+        rsession.send = recording_send
+        self.addCleanup(vars(rsession).pop, 'send', None)
+
+    def _delete_while_deploying(self):
+        """spawn() on a ``fake`` deploy node; once Ironic holds the node in
+        ``deploying``, the user deletes the server; spawn() ends at its next
+        poll.  Asserts that the node is still ``deploying``, locked, for
+        the instance: what destroy() meets next."""
+        self._record_requests()
+        thread, result = self._spawn_in_background(deploy_interface='fake')
+        deadline = time.monotonic() + 30
+        while True:
+            node = self.client.node(self.node)
+            if node['provision_state'] == 'deploying' and node['reservation']:
+                break
+            self.assertLess(time.monotonic(), deadline,
+                            'node %s never deploying and locked: %s' % (
+                                self.node, node))
+            time.sleep(0.05)
+        self.t_deploying = time.monotonic()
+        self._user_delete()
+        self._wait_spawn(thread, result, 'task_state DELETING')
+        # nova 34.0.0: InstanceDeployFailure "provisioning was aborted";
+        # with the teardown series: UnexpectedDeletingTaskStateError
+        self.assertIsInstance(result.get('error'), (
+            exception.InstanceDeployFailure,
+            exception.UnexpectedDeletingTaskStateError), result)
+        node = self.client.node(self.node)
+        self.assertEqual(
+            ('deploying', self.instance.uuid),
+            (node['provision_state'], node['instance_uuid']),
+            'the deploy was over before destroy(): %s' % node)
+        self.assertTrue(node['reservation'], node)
+
+    def _destroy(self):
+        """destroy(), timed: :returns: (error or None, the tear-down
+        requests it sent: [(seconds after destroy() started, status,
+        fault)]).  Prints ``e2e: destroy() ...`` lines."""
+        mark = len(self.sent)
+        t0 = time.monotonic()
+        error = None
+        try:
+            self.driver.destroy(self.ctx, self.instance, self.network_info)
+        except Exception as e:  # noqa: BLE001 - checked by the test
+            error = e
+        took = time.monotonic() - t0
+        puts = [(t - t0, status, fault)
+                for t, method, path, status, fault in self.sent[mark:]
+                if method == 'PUT' and path.endswith('/states/provision')]
+        print('e2e: destroy() %s after %.1f s (%.1f s after the node was '
+              'seen deploying): %s' % (
+                  'raised %s' % type(error).__name__ if error else
+                  'returned', took, time.monotonic() - self.t_deploying,
+                  error or ''))
+        print('e2e: destroy() requested the tear-down %d time(s): %s' % (
+            len(puts), ', '.join('%d at +%.2f s' % (status, t)
+                                 for t, status, _f in puts)))
+        faults = sorted({f for _t, _s, f in puts if f})
+        if faults:
+            print('e2e: Ironic said: %s' % faults)
+        logged = [line.split('] ', 1)[-1].split(': Failed to set', 1)[0]
+                  for line in self.stdlog.logger.output.splitlines()
+                  if '[nova.virt.ironic.driver]' in line and 'locked' in line]
+        if logged:
+            print('e2e: logged: %s' % logged)
+        return error, puts
+
+    def _assert_left_deployed(self):
+        """The leak: the node finishes its deploy (``active``) for the
+        instance nobody tore it down for."""
+        node = self.client.wait_state(self.node, 'active', timeout=30)
+        self.assertEqual(self.instance.uuid, node['instance_uuid'])
+        print('e2e: node %s %.1f s after it was seen deploying, still '
+              'with the instance' % (
+                  node['provision_state'],
+                  time.monotonic() - self.t_deploying))
+
+    def test_delete_while_deploying(self):
+        self._delete_while_deploying()
+        error, puts = self._destroy()
+        self.assertTrue(puts)
+        self.assertEqual(409, puts[0][1])
+        self.assertIn('is locked by host', puts[0][2])
+        if not NODELEAK_FIXED:
+            # the bug: one request, its 409 ends destroy() (the build's
+            # clean-up, then the delete, fail)
+            self.assertIsInstance(error, sdk_exc.ConflictException,
+                                  'destroy() did not fail with 409')
+            self.assertEqual(409, error.status_code)
+            self.assertEqual(1, len(puts))
+            self._assert_left_deployed()
+            return
+        self.assertIsNone(error, 'destroy() raised %r' % error)
+        # refused while Ironic held the lock, accepted once it let go
+        self.assertEqual([409] * (len(puts) - 1) + [202],
+                         [status for _t, status, _f in puts])
+        self.assertGreater(len(puts), 1)
+        self.assertIn('Ironic node %s is locked in provision state '
+                      'deploying; reading it again in 1 s to request its '
+                      'tear-down (retry 1 of 60)' % self.node,
+                      self.stdlog.logger.output)
+        self._assert_unprovisioned()
+        print('e2e: node available, no instance, %.1f s after it was seen '
+              'deploying' % (time.monotonic() - self.t_deploying))
+
+    def test_delete_while_deploying_lock_outlasts_retries(self):
+        """One retry, 1 s later: the lock (about 4 s) outlasts it."""
+        self.flags(api_max_retries=1, api_retry_interval=1, group='ironic')
+        self._delete_while_deploying()
+        error, puts = self._destroy()
+        self.assertEqual(409, puts[0][1])
+        if NODELEAK_FIXED:
+            self.assertIs(type(error), exception.NovaException, error)
+            # 1 + api_max_retries requests, all refused
+            self.assertEqual([409, 409], [s for _t, s, _f in puts])
+            self.assertGreaterEqual(puts[1][0], 1.0)
+            # the message can become the server's fault: no node
+            self.assertIn(self.instance.uuid, str(error))
+            self.assertNotIn(self.node, str(error))
+            self.assertIn('Ironic node %s stayed locked in provision state '
+                          'deploying' % self.node, self.stdlog.logger.output)
+        else:
+            self.assertIsInstance(error, sdk_exc.ConflictException,
+                                  'destroy() did not fail with 409')
+            self.assertEqual(1, len(puts))
+        node = self.client.node(self.node)
+        self.assertEqual(self.instance.uuid, node['instance_uuid'])
+        self.assertEqual('deploying', node['provision_state'])
+        self._assert_left_deployed()
 
 
 class _RealGetEndpoint(fixtures.Fixture):
