@@ -380,9 +380,49 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
     selected = [u for u in target.unit
                 if u not in target.unit_paths or
                 any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
+    # (a selection naming tests in a module, ``module.Case.test_x``,
+    # covers that module's changes: it names the tests a change adds)
     extra = [m for m in modules
-             if not any(m == u or m.startswith(u + ".") for u in target.unit)]
+             if not any(m == u or m.startswith(u + ".") or u.startswith(m + ".")
+                        for u in target.unit)]
     return selected + [re.escape(m) + r"\b" for m in extra]
+
+
+def _filter_dir(tree, pattern):
+    """The directory of what one unit filter names: the package itself, or
+    the directory of the module, also when the filter names a class or a
+    test in it (``nova.tests.unit.x.test_y.Case.test_z``); None if it
+    names nothing in the tree."""
+    parts = pattern.replace("\\b", "").replace("\\", "").split(".")
+    path = pathlib.Path(tree, *parts)
+    if path.is_dir():
+        return path
+    for end in range(len(parts), 0, -1):
+        module = pathlib.Path(tree, *parts[:end]).with_suffix(".py")
+        if module.is_file():
+            return module.parent
+        if pathlib.Path(tree, *parts[:end]).is_dir():
+            return None
+    return None
+
+
+def unit_test_groups(tree, filters):
+    """``[(test_path, filters)]``: the unit ``filters`` as stestr runs, each
+    with the narrowest ``--test-path`` (:func:`unit_test_path`) -- one run
+    when one directory below nova/tests/unit holds them all, else one per
+    directory of the filters (so that stestr does not import every unit
+    test module of Nova to list a few hundred), or one run over the whole
+    unit tree when a filter names nothing it can place."""
+    path = unit_test_path(tree, filters)
+    if path is not None:
+        return [(path, list(filters))]
+    groups = {}
+    for pattern in filters:
+        one = unit_test_path(tree, [pattern])
+        if one is None:
+            return [(None, list(filters))]
+        groups.setdefault(one, []).append(pattern)
+    return list(groups.items())
 
 
 def unit_test_path(tree, filters):
@@ -397,14 +437,10 @@ def unit_test_path(tree, filters):
     """
     dirs = []
     for pattern in filters:
-        name = pattern.replace("\\b", "").replace("\\", "")
-        path = pathlib.Path(tree, *name.split("."))
-        if path.is_dir():
-            dirs.append(path)
-        elif path.with_suffix(".py").is_file():
-            dirs.append(path.parent)
-        else:
+        path = _filter_dir(tree, pattern)
+        if path is None:
             return None
+        dirs.append(path)
     unit = pathlib.Path(tree, "nova", "tests", "unit")
     common = pathlib.Path(os.path.commonpath(dirs)) if dirs else unit
     if common == unit or unit not in common.parents:
@@ -587,12 +623,19 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         say(f"[{label}] unit: no unit selection targets this commit")
         outcomes.append(Outcome(f"{label} unit", note="no unit selection targets it"))
     else:
-        say(f"[{label}] unit: stestr run {' '.join(filters)}")
-        results, note = run_stestr(target, venv, tree, filters, outdir, "unit",
-                                   test_path=unit_test_path(tree, filters),
-                                   progress=f"{label} unit",
-                                   exclude=mode and mode.unit_exclude,
-                                   concurrency=concurrency)
+        results, notes = {}, []
+        groups = unit_test_groups(tree, filters)
+        for number, (test_path, group) in enumerate(groups):
+            say(f"[{label}] unit: stestr run {' '.join(group)}")
+            found, note = run_stestr(target, venv, tree, group, outdir,
+                                     "unit" if number == 0 else f"unit-{number}",
+                                     test_path=test_path,
+                                     progress=f"{label} unit",
+                                     exclude=mode and mode.unit_exclude,
+                                     concurrency=concurrency)
+            results.update(found)
+            notes.append(note)
+        note = "; ".join(n for n in notes if n)
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))

@@ -241,6 +241,19 @@ class UnitPathsTest(unittest.TestCase):
                                   return_value=["nova/compute/manager.py"]):
             self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c2"))
 
+    def test_selection_of_tests_in_a_module_covers_its_changes(self):
+        # node-leak targets: a change adds tests of the compute manager's
+        # new-host check; the selection names them, not the whole module
+        sanity = ("nova.tests.unit.compute.test_compute_mgr."
+                  "ComputeManagerUnitTestCase.test_sanity_check_new_host")
+        target = mock.Mock(below_series=mock.Mock(return_value=[]),
+                           unit=["nova.tests.unit.virt.ironic", sanity],
+                           unit_paths={sanity: ["nova/compute/"]})
+        touched = ["nova/compute/manager.py",
+                   "nova/tests/unit/compute/test_compute_mgr.py"]
+        self.assertEqual(target.unit, runner.unit_filters(
+            target, "tree", "c1", touched=touched))
+
     def test_touched_follows_the_commits_own_paths(self):
         # check-commits, before the last commit: the series touched the
         # driver earlier, this commit only the compute manager.
@@ -306,6 +319,27 @@ class UnitPathsTest(unittest.TestCase):
                              runner.unit_test_path(tree, ["nova.tests.unit.virt.ironic"]))
             self.assertEqual("./nova/tests/unit/fixtures", runner.unit_test_path(
                 tree, [r"nova\.tests\.unit\.fixtures\.test_ironic\b"]))
+            # a class or test in a module: the module's directory
+            self.assertEqual("./nova/tests/unit/virt/ironic", runner.unit_test_path(
+                tree, ["nova.tests.unit.virt.ironic.test_driver.Case.test_x"]))
+            # several directories: one run per directory
+            self.assertEqual(
+                [("./nova/tests/unit/virt/ironic",
+                  ["nova.tests.unit.virt.ironic",
+                   "nova.tests.unit.virt.ironic.test_driver.Case"]),
+                 ("./nova/tests/unit/fixtures",
+                  [r"nova\.tests\.unit\.fixtures\.test_ironic\b"])],
+                runner.unit_test_groups(tree, [
+                    "nova.tests.unit.virt.ironic",
+                    r"nova\.tests\.unit\.fixtures\.test_ironic\b",
+                    "nova.tests.unit.virt.ironic.test_driver.Case"]))
+            # one the tree does not place: one run over the unit tree
+            self.assertEqual(
+                [(None, ["nova.tests.unit.virt.ironic",
+                         "nova.tests.unit.virt.missing.Case"])],
+                runner.unit_test_groups(tree, [
+                    "nova.tests.unit.virt.ironic",
+                    "nova.tests.unit.virt.missing.Case"]))
             for filters in (["nova.tests.unit.virt.ironic",
                              r"nova\.tests\.unit\.fixtures\.test_ironic\b"],
                             [r"nova\.tests\.unit\.test_fixtures\b"],

@@ -393,6 +393,27 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
             action_at = start
             self._acted = {'calls': 0, 'node': first_node}
+        elif sc.kind in ('reap', 'reap-log'):
+            # LP 2169200: the server is deleted while its nova-compute is
+            # down (the API deletes it alone), nova-compute restarts (a new
+            # driver, which lists the nodes afresh), then its periodic
+            # reaper runs once.
+            self.flags(running_deleted_instance_action=(
+                'reap' if sc.kind == 'reap' else 'log'))
+            server = self._boot_baremetal_server(networks=networks)
+            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+            self.compute.stop()
+            service = self.compute.service_ref.uuid
+            self.api.put_service_force_down(service, forced_down=True)
+            self._delete_server(server)
+            self.api.put_service_force_down(service, forced_down=False)
+            self.compute = self.restart_compute_service(
+                self.compute, keep_hypervisor_state=False)
+            self.ironic.reset_calls()
+            self._acted = {'calls': 0, 'node': first_node}
+            action_at = time.monotonic()
+            self.compute.manager._cleanup_running_deleted_instances(
+                nova_context.get_admin_context())
         elif sc.kind == 'rebuild-newest':
             # No pinned microversion: from 2.93 on the API asks the driver
             # to re-image the boot volume, which an image-backed server

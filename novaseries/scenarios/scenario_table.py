@@ -411,7 +411,11 @@ class Scenario:
         (boot, then act during the rebuild of the ACTIVE server),
         ``rebuild-newest`` (rebuild the ACTIVE server with another image
         at the newest compute API microversion, bug KKKKKKK),
-        ``rebuild-error`` (rebuild a server that is in ERROR) or
+        ``rebuild-error`` (rebuild a server that is in ERROR), ``reap`` /
+        ``reap-log`` (LP 2169200: the ACTIVE server is deleted while its
+        nova-compute is down, nova-compute restarts, then the periodic
+        ``_cleanup_running_deleted_instances`` runs once with
+        ``running_deleted_instance_action`` ``reap`` / ``log``) or
         ``recovery`` (a build, then the operator recovery steps).
     :param source: where the case comes from (bug report, control).
     :param reproducer: checks (functions of the observation, below) that
@@ -676,6 +680,19 @@ SCENARIOS = [
              source='LP 2169776',
              reproducer=[status('ERROR'), first_node_leaked],
              fixed=DELETE_WON + [clean]),
+    Scenario('reap-deleted', 'the server is deleted while its nova-compute '
+             'is down (the API deletes it alone); after a restart the '
+             'periodic reaper runs (running_deleted_instance_action=reap)',
+             kind='reap', settle_ironic=True, source='LP 2169200',
+             reproducer=[status('DELETED'), first_node_leaked],
+             fixed=[status('DELETED'),
+                    log_has("Destroying instance with name label"), clean]),
+    Scenario('reap-deleted-log', 'same, running_deleted_instance_action='
+             'log: the reaper only logs the node', kind='reap-log',
+             settle_ironic=True, source='LP 2169200',
+             reproducer=[status('DELETED'), first_node_leaked],
+             fixed=[status('DELETED'), first_node_leaked,
+                    log_has('marked as DELETED but still present on host')]),
     # -- issue 14: a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
