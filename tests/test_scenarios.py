@@ -138,6 +138,16 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNotNone(table.log_lacks('Node None')(
             _obs(log=['ERROR [x] Node None could not be found.'])))
 
+    def test_log_reports_is_an_outcome(self):
+        # where a log line is what Nova was asked for (reap-deleted-log),
+        # its absence is the bug, not a detail
+        reports = table.log_reports('marked as DELETED')
+        self.assertIn('lacks', reports(_obs()))
+        self.assertIsNone(reports(_obs(log=[
+            'WARNING [nova.compute.manager] Detected instance with name '
+            'label ... which is marked as DELETED but still present'])))
+        self.assertFalse(reports.detail)
+
     def test_a_step_that_never_came(self):
         obs = _obs(hooks_fired=['undeploy@2'], definition={
             'action': 'undeploy', 'then': [[5, 'delete']]})
@@ -202,6 +212,16 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual([], mainjob._bug_reasons(obs))
         obs['log'] = []
         self.assertEqual([], mainjob.judge(obs['scenario'], 'fixed', obs))
+
+    def test_bug_verdict_of_a_log_action(self):
+        # running_deleted_instance_action = log: the released tree leaves
+        # the node as the fixed one does, but never logs it
+        obs = _obs(scenario='reap-deleted-log', status='DELETED', log=[],
+                   nodes=[dict(_obs()['nodes'][0], instance_id=SERVER,
+                               provision_state='active')])
+        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer',
+                                           obs))
+        self.assertIn('lacks', mainjob._bug_reasons(obs)[0])
 
 
 class EvaluateTest(unittest.TestCase):
