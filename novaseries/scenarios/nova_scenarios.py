@@ -55,6 +55,7 @@ from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
+from openstack import exceptions as sdk_exc  # noqa: E402
 
 # The scenario table lives next to this file (sys.path[0] when it runs as a
 # script); standard library only.
@@ -414,6 +415,23 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             action_at = time.monotonic()
             self.compute.manager._cleanup_running_deleted_instances(
                 nova_context.get_admin_context())
+        elif sc.kind == 'cleanup-fail-delete':
+            # LP 2169779: the deploy fails (the scenario's action), Ironic's
+            # API refuses the build clean-up's tear-down request once (503,
+            # as while it restarts), then the user deletes the server in
+            # ERROR.
+            acted = self._acted = {}
+            self._refuse_teardown_once(acted)
+            done = self._arm()
+            server = self._boot_baremetal_server(
+                networks=networks, expected_state='BUILD')
+            if not done.wait(SETTLE_TIMEOUT):
+                raise AssertionError('the deploy was not polled %d times'
+                                     % sc.after_polls)
+            first_node = acted['node']
+            self._wait_for_state_change(server, 'ERROR')
+            action_at = time.monotonic()
+            self.api.delete_server(server['id'])
         elif sc.kind == 'rebuild-newest':
             # No pinned microversion: from 2.93 on the API asks the driver
             # to re-image the boot volume, which an image-backed server
@@ -480,6 +498,22 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                      action_at, end, port_id)
         if sc.kind == 'recovery':
             rec['recovery'] = self._recovery_steps(server)
+
+    def _refuse_teardown_once(self, acted):
+        """Ironic's API answers the next ``deleted`` request with 503; the
+        refusal is recorded in ``acted['fired']``."""
+        proxy = self.ironic.proxy.set_node_provision_state
+        real = proxy.side_effect
+
+        def unavailable_once(node, target, *args, **kwargs):
+            if target == 'deleted' and proxy.side_effect is unavailable_once:
+                proxy.side_effect = real
+                acted.setdefault('fired', []).append('refuse-teardown@%d' % (
+                    self.ironic.polls(getattr(node, 'id', node))))
+                raise sdk_exc.HttpException(message='503 Service Unavailable')
+            return real(node, target, *args, **kwargs)
+
+        proxy.side_effect = unavailable_once
 
     def _status(self, server_id):
         server = self._server_or_none(server_id)

@@ -260,6 +260,17 @@ def all_steps_fired(obs):
 all_steps_fired.text = 'every step happened'
 
 
+def teardown_refused(obs):
+    """Ironic refused the build clean-up's tear-down request (the
+    ``cleanup-fail-delete`` kind's step): the clean-up failed."""
+    if not any(h.startswith('refuse-teardown@')
+               for h in obs.get('hooks_fired') or []):
+        return 'no tear-down request was refused'
+
+
+teardown_refused.text = "the clean-up's tear-down request was refused"
+
+
 def first_node_leaked(obs):
     """The first node still carries the server's instance."""
     node = next((n for n in obs.get('nodes', [])
@@ -426,7 +437,10 @@ class Scenario:
         nova-compute is down, nova-compute restarts, then the periodic
         ``_cleanup_running_deleted_instances`` runs once with
         ``running_deleted_instance_action`` ``reap`` / ``log``) or
-        ``recovery`` (a build, then the operator recovery steps).
+        ``cleanup-fail-delete`` (LP 2169779: the action fails the deploy,
+        Ironic's API refuses the clean-up's tear-down request once with
+        503, then the user deletes the server in ERROR) or ``recovery`` (a
+        build, then the operator recovery steps).
     :param source: where the case comes from (bug report, control).
     :param reproducer: checks (functions of the observation, below) that
         hold on the reproducer tree: Nova as released, measured.
@@ -704,6 +718,15 @@ SCENARIOS = [
              fixed=[status('DELETED'), first_node_leaked,
                     log_reports('marked as DELETED but still present on '
                                 'host')]),
+    Scenario('cleanup-fail-delete', 'the deploy fails, Ironic refuses the '
+             "build clean-up's tear-down once (503), then the user deletes "
+             'the server in ERROR (1 node, max_attempts=1)', action='fail',
+             kind='cleanup-fail-delete', max_attempts=1, settle_ironic=True,
+             source='LP 2169779',
+             reproducer=[status('DELETED'), fault_created('aborted'),
+                         teardown_refused, first_node_leaked],
+             fixed=[status('DELETED'), fault_created('aborted'),
+                    teardown_refused, clean]),
     # -- issue 14: a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
