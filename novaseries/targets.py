@@ -41,7 +41,10 @@ class Mode:
     Nova tree that Nova's tox env passes to ``stestr --exclude-list``
     (comment lines dropped, as ``tools/generate-exclude.sh`` does), or "";
     ``ci``: False for a mode that ``ci`` leaves out (for CI's time; the
-    commands run it when asked, e.g. ``test --mode``).
+    commands run it when asked, e.g. ``test --mode``);
+    ``unit``: the unit selections in this mode instead of the target's
+    (None: the target's), e.g. the test classes of what the series
+    changes where the other mode runs the whole module.
     """
 
     name: str
@@ -51,6 +54,7 @@ class Mode:
     unit_exclude: str = ""
     functional_exclude: str = ""
     ci: bool = True
+    unit: tuple = None
 
 
 @dataclasses.dataclass
@@ -147,7 +151,9 @@ class Target:
         if not interpreter:
             mode = dataclasses.replace(mode, interpreter=None)
         return dataclasses.replace(self, mode=mode, env={**self.env, **mode.env},
-                                   interpreter=mode.interpreter or self.interpreter)
+                                   interpreter=mode.interpreter or self.interpreter,
+                                   unit=list(mode.unit) if mode.unit is not None
+                                   else self.unit)
 
     @property
     def sdist_name(self):
@@ -253,8 +259,13 @@ def _modes(path, name, known, wanted):
                                f"(known: {', '.join(known) or 'none'})")
         settings = {**known[mode], **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude", "ci"}
+                                 "functional_exclude", "ci", "unit"}
         suites = tuple(settings.get("suites", SUITES))
+        unit = settings.get("unit")
+        if unit is not None and not (isinstance(unit, list) and unit and
+                                     all(isinstance(u, str) and u for u in unit)):
+            raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
+                               f"unit must be a non-empty list of test names, not {unit!r}")
         if extra or not set(suites) <= set(SUITES) or not suites:
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"unknown settings {sorted(extra)} or suites {list(suites)} "
@@ -263,7 +274,8 @@ def _modes(path, name, known, wanted):
                            interpreter=settings.get("interpreter"), suites=suites,
                            unit_exclude=settings.get("unit_exclude", ""),
                            functional_exclude=settings.get("functional_exclude", ""),
-                           ci=bool(settings.get("ci", True)))
+                           ci=bool(settings.get("ci", True)),
+                           unit=tuple(unit) if unit is not None else None)
     return modes
 
 

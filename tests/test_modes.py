@@ -111,6 +111,22 @@ class ModesTest(unittest.TestCase):
         self.assertNotIn("threading", left_out.ci_modes().modes)
         self.assertEqual(len(new.modes) - 1, len(left_out.ci_modes().modes))
 
+    def test_mode_unit(self):
+        # a mode may name its own unit selections; the other keeps the
+        # target's
+        toml = TOML.replace('[targets.new.modes.eventlet]\n',
+                            '[targets.new.modes.eventlet]\n'
+                            'unit = ["nova.tests.unit.virt"]\n')
+        new = self.load(toml)["new"]
+        self.assertEqual(["nova.tests.unit.virt"], new.in_mode("eventlet").unit)
+        self.assertEqual(["nova.tests.unit"], new.in_mode("threading").unit)
+        self.assertEqual(["nova.tests.unit"], new.unit)
+        for bad in ('unit = []', 'unit = "nova.tests.unit"', 'unit = [1]'):
+            with self.assertRaisesRegex(util.HarnessError, "unit must be"):
+                self.load(TOML.replace('[targets.new.modes.eventlet]\n',
+                                       '[targets.new.modes.eventlet]\n' + bad +
+                                       '\n'))
+
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         self.assertEqual(["eventlet"], list(known["2026.1"].ci_modes().modes))
