@@ -41,11 +41,27 @@ deploy interface, which ``backends.FAKE_DEPLOY_DELAY`` keeps in
 * without it, destroy() raises openstack's ConflictException (409) and the
   node goes on to ``active`` with the deleted server's instance.
 
-Which of the two is expected is detected from the tree (does the driver
-have ``_unprovision_when_unlocked``?) unless ``REALIRONIC_EXPECT_NODELEAK``
-says ``fixed`` or ``bug``: the change is not part of the series that
-``REALIRONIC_EXPECT`` (``--expect``) is about (CI runs these tests on the
-series' tree with ``--expect fixed``).
+And the periodic reaper and a node left deployed for a server Nova
+deleted alone (bug 2169200, the ``nodeleak`` change too):
+``TestReapLeakedNode`` deploys a node through the driver, deletes the
+instance in Nova's database only (the API's local delete, as when the
+nova-compute is down), then runs a new ``ComputeManager``'s
+``_cleanup_running_deleted_instances`` (the ironic driver, a fresh node
+cache):
+
+* with that change, the driver lists the deleted instance, and ``reap``
+  tears the node down (``deleting`` to ``available``, no instance_uuid);
+  ``log`` only logs it and sends Ironic reads only;
+* without it, nothing is listed, the task does nothing and the node stays
+  ``active`` with the deleted instance.
+
+Which of the two is expected is detected from the tree, for each bug (does
+the driver have ``_unprovision_when_unlocked``, resp.
+``_deleted_instances_on_ring_nodes``?) unless
+``REALIRONIC_EXPECT_NODELEAK`` says ``fixed`` or ``bug`` for both: the
+changes are not part of the series that ``REALIRONIC_EXPECT``
+(``--expect``) is about (CI runs these tests on master-all, which has
+them, with ``--expect fixed``).
 
 Each test prints one line ``e2e: spawn() raised <class> ...`` that
 ``python -m novaseries run --ironic real`` reads for its table (the lock
@@ -69,14 +85,19 @@ try:
     from openstack import exceptions as sdk_exc
     import openstack.proxy
     from oslo_utils.fixture import uuidsentinel as uuids
+    from oslo_utils import timeutils
 
+    from nova.compute import manager as compute_manager
+    from nova.compute import power_state
     from nova.compute import task_states
     from nova.compute import vm_states
+    import nova.conf
     from nova import context as nova_context
     from nova import exception
     from nova.network import model as network_model
     from nova import objects
     from nova import test
+    from nova.tests import fixtures as nova_fixtures
     from nova import utils as nova_utils
     from nova.virt import fake as fake_virt
     from nova.virt.ironic import driver as ironic_driver
@@ -114,6 +135,20 @@ _EXPECT_NODELEAK = os.environ.get('REALIRONIC_EXPECT_NODELEAK', 'auto')
 NODELEAK_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')
     if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
+
+#: True on a tree with the change for bug 2169200 (patches/nodeleak: the
+#: driver also lists the deleted instances of the nodes its hash ring owns,
+#: so that the compute manager's periodic task reaps them).  The same
+#: switch: "fixed" or "bug" applies to both node-leak bugs (a tree with
+#: all of patches/nodeleak, or with none of it); "auto" detects each fix on
+#: its own (does the driver have ``_deleted_instances_on_ring_nodes``?), so
+#: that a tree with 2169776's fix and not 2169200's (``--upto 0003``) is
+#: judged right.
+REAP_FIXED = (
+    hasattr(ironic_driver.IronicDriver, '_deleted_instances_on_ring_nodes')
+    if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
+
+CONF = nova.conf.CONF
 
 
 class _DriverAgainstRealIronic(test.TestCase):
@@ -174,8 +209,12 @@ class _DriverAgainstRealIronic(test.TestCase):
                  'container_format': 'bare', 'properties': {}})
         self.network_info = network_model.NetworkInfo([])
 
-    def _spawn_in_background(self, image_url=None, deploy_interface='direct'):
-        self._prepare(image_url, deploy_interface)
+    def _spawn_in_background(self, image_url=None, deploy_interface='direct',
+                             prepared=False):
+        """spawn() in a daemon thread.  :param prepared: ``_prepare()``
+        was called already (else it is called here)."""
+        if not prepared:
+            self._prepare(image_url, deploy_interface)
         self.driver.prepare_for_spawn(self.instance)
         result = {}
 
@@ -214,6 +253,33 @@ class _DriverAgainstRealIronic(test.TestCase):
         deleting = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
         deleting.task_state = task_states.DELETING
         deleting.save()
+
+    def _record_requests(self, driver=None):
+        """Record every HTTP request of a driver's connection (default
+        ``self.driver``; each keystoneauth retry is one) in ``self.sent``:
+        (monotonic time, method, path, status, Ironic's faultstring or
+        None).  :returns: ``self.sent``."""
+        self.sent = []
+        driver = driver or self.driver
+        rsession = driver.ironic_connection.session.session
+        send = rsession.send
+
+        def recording_send(request, **kwargs):
+            resp = send(request, **kwargs)
+            fault = None
+            if resp.status_code >= 400:
+                try:
+                    fault = json.loads(resp.json()['error_message'])[
+                        'faultstring']
+                except Exception:  # noqa: BLE001 - only for the report
+                    fault = resp.text[:200]
+            self.sent.append((time.monotonic(), request.method,
+                              request.path_url.split('?')[0],
+                              resp.status_code, fault))
+            return resp
+        rsession.send = recording_send
+        self.addCleanup(vars(rsession).pop, 'send', None)
+        return self.sent
 
     def _assert_unprovisioned(self):
         """After destroy(): the node is available, with no instance."""
@@ -416,30 +482,6 @@ class TestDestroyWhileDeploying(_DriverAgainstRealIronic):
     the node goes ``active`` with the deleted server's instance.
     """
 
-    def _record_requests(self):
-        """Record every HTTP request of the driver's connection (each
-        keystoneauth retry is one) in ``self.sent``: (monotonic time,
-        method, path, status, Ironic's faultstring or None)."""
-        self.sent = []
-        rsession = self.driver.ironic_connection.session.session
-        send = rsession.send
-
-        def recording_send(request, **kwargs):
-            resp = send(request, **kwargs)
-            fault = None
-            if resp.status_code >= 400:
-                try:
-                    fault = json.loads(resp.json()['error_message'])[
-                        'faultstring']
-                except Exception:  # noqa: BLE001 - only for the report
-                    fault = resp.text[:200]
-            self.sent.append((time.monotonic(), request.method,
-                              request.path_url.split('?')[0],
-                              resp.status_code, fault))
-            return resp
-        rsession.send = recording_send
-        self.addCleanup(vars(rsession).pop, 'send', None)
-
     def _delete_while_deploying(self):
         """spawn() on a ``fake`` deploy node; once Ironic holds the node in
         ``deploying``, the user deletes the server; spawn() ends at its next
@@ -566,6 +608,237 @@ class TestDestroyWhileDeploying(_DriverAgainstRealIronic):
         self.assertEqual(self.instance.uuid, node['instance_uuid'])
         self.assertEqual('deploying', node['provision_state'])
         self._assert_left_deployed()
+
+
+class TestReapLeakedNode(_DriverAgainstRealIronic):
+    """The periodic reaper and a node left deployed for a deleted server
+    (bug 2169200).
+
+    The driver deploys a node for an instance against the real Ironic
+    (``fake`` deploy interface: ``deploying`` for about 4 s, then
+    ``active``; spawn() returns).  The server is then deleted by the API
+    alone, as when its nova-compute is down: the test does in Nova's
+    database what the API's local delete does (vm_state DELETED,
+    terminated_at, then ``Instance.destroy()``), and nothing reaches the
+    driver, so the node stays ``active`` for the deleted instance.  Then a
+    restarted nova-compute: a new ``ComputeManager`` whose driver is the
+    tree's ``IronicDriver`` (``compute_driver = ironic.IronicDriver``, a
+    fresh node cache), and the manager's own periodic task
+    ``_cleanup_running_deleted_instances`` once, as it runs at start-up,
+    with ``[DEFAULT] running_deleted_instance_action = log``; then again
+    with ``reap`` (the default), from another new ComputeManager.  (Neutron
+    is Nova's NeutronFixture: the reap deallocates the instance's network,
+    which has no port here.)  One test, not one per action: a second
+    deploy would cost about 12 s.
+
+    Expected (``REAP_FIXED``): with the change, the driver lists the
+    deleted instance (list_instance_uuids()); ``log`` logs the WARNING and
+    sends Ironic reads only; ``reap`` tears the node down: one tear-down
+    request (202), Ironic goes through ``deleting`` (and ``cleaning``,
+    which passes in milliseconds here) to ``available`` without
+    instance_uuid.  Without it, the driver does not list it, neither run
+    does anything but reads and the node stays ``active`` with the deleted
+    instance (the leak).
+    """
+
+    def setUp(self):
+        super().setUp()
+        # what the reap's _shutdown_instance asks Neutron (no ports)
+        self.useFixture(nova_fixtures.NeutronFixture(self))
+
+    def _deploy_and_delete_in_nova(self):
+        """spawn() to ``active``; then the API's local delete.
+
+        Asserts that a fresh driver lists the live instance before the
+        delete (from its node cache, on both trees)."""
+        self._prepare(deploy_interface='fake')
+        # a live instance of this nova-compute, with the (empty) network
+        # info cache the API creates with every instance
+        self.instance.host = CONF.host
+        self.instance.info_cache = objects.InstanceInfoCache(
+            instance_uuid=self.instance.uuid,
+            network_info=network_model.NetworkInfo([]))
+        self.instance.save()
+        thread, result = self._spawn_in_background(prepared=True)
+        t0 = time.monotonic()
+        thread.join(self.SPAWN_TIMEOUT)
+        self.assertFalse(thread.is_alive(), 'spawn() still waiting %d s '
+                         'after it started: %s' % (
+                             self.SPAWN_TIMEOUT, self.client.node(self.node)))
+        self.assertTrue(result.get('returned'), result)
+        node = self.client.wait_state(self.node, 'active')
+        self.assertEqual(self.instance.uuid, node['instance_uuid'])
+        print('e2e: spawn() returned after %.1f s: node active' % (
+            time.monotonic() - t0))
+        # what the build saves next
+        self.instance.vm_state = vm_states.ACTIVE
+        self.instance.task_state = None
+        self.instance.power_state = power_state.RUNNING
+        self.instance.launched_at = timeutils.utcnow()
+        self.instance.save()
+        self.assertIn(self.instance.uuid, ironic_driver.IronicDriver(
+            fake_virt.FakeVirtAPI()).list_instance_uuids())
+        # the API's local delete (nova.compute.api.API._do_delete with
+        # local=True, then Instance.destroy()), on its own copy
+        deleted = objects.Instance.get_by_uuid(self.ctx, self.instance.uuid)
+        deleted.vm_state = vm_states.DELETED
+        deleted.task_state = None
+        deleted.terminated_at = timeutils.utcnow()
+        deleted.save()
+        deleted.destroy()
+        node = self.client.node(self.node)
+        self.assertEqual(('active', self.instance.uuid),
+                         (node['provision_state'], node['instance_uuid']))
+
+    def _new_compute_manager(self):
+        """A ComputeManager, as a restarted nova-compute has: its driver
+        is a new IronicDriver (``compute_driver``) with an empty node
+        cache, whose connection to the real Ironic is made on first use.
+        Its Placement client gets the endpoint of nova.test's mock
+        (OpenStackSDKFixture's, undone for Ironic in these tests): the
+        periodic task does not use Placement."""
+        with fixtures.MockPatch('openstack.proxy.Proxy.get_endpoint'):
+            manager = compute_manager.ComputeManager()
+        self.assertIsInstance(manager.driver, ironic_driver.IronicDriver)
+        self.assertIsNone(manager.driver._ironic_connection)
+        return manager
+
+    def _watch_node(self):
+        """Poll the node every 0.05 s in a thread: :returns: (the list of
+        (provision_state, instance_uuid is set) it records, collapsing
+        repeats; a function that stops the poller)."""
+        seen = []
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                node = self.client.node(self.node)
+                obs = (node['provision_state'],
+                       node['instance_uuid'] is not None)
+                if not seen or seen[-1] != obs:
+                    seen.append(obs)
+                done.wait(0.05)
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+
+        def stop():
+            done.set()
+            thread.join(5)
+        self.addCleanup(stop)
+        return seen, stop
+
+    def _run_task(self, action):
+        """A restarted nova-compute (a new ComputeManager, so a new driver)
+        runs its periodic task once, with ``running_deleted_instance_action
+        = action``.
+
+        :returns: (what the new driver listed first, the requests it sent
+            during the task: [(method, path, status)], the node's states
+            seen meanwhile: [(provision_state, instance_uuid set?)]).
+            Prints ``e2e: ...`` lines."""
+        self.flags(compute_driver='ironic.IronicDriver',
+                   running_deleted_instance_action=action,
+                   running_deleted_instance_timeout=0)
+        manager = self._new_compute_manager()
+        listed = manager.driver.list_instance_uuids()
+        sent = self._record_requests(manager.driver)
+        seen, stop_watching = self._watch_node()
+        t0 = time.monotonic()
+        manager._cleanup_running_deleted_instances(
+            nova_context.get_admin_context())
+        took = time.monotonic() - t0
+        if REAP_FIXED and action == 'reap':
+            self.client.wait_state(self.node, 'available', timeout=30)
+        stop_watching()
+        requests = [(method, path.replace(self.node, '<node>'), status)
+                    for _t, method, path, status, _f in sent]
+        summary = []
+        for request in requests:
+            if summary and summary[-1][0] == request:
+                summary[-1][1] += 1
+            else:
+                summary.append([request, 1])
+        print('e2e: [%s] the new driver listed %s; '
+              '_cleanup_running_deleted_instances took %.1f s; requests: %s'
+              % (action, 'the deleted instance' if self.instance.uuid in
+                 listed else 'no deleted instance', took, ', '.join(
+                     '%s %s %d%s' % (r + (' (x%d)' % n if n > 1 else '',))
+                     for r, n in summary) or 'none'))
+        print('e2e: [%s] node seen: %s' % (action, ' -> '.join(
+            '%s%s' % (state, ' (instance)' if associated else '')
+            for state, associated in seen)))
+        return listed, requests, seen
+
+    def _assert_left_deployed(self, requests, seen):
+        """The driver sent Ironic nothing but reads, and the node is still
+        ``active`` for the deleted instance, idle."""
+        self.assertLessEqual({method for method, _p, _s in requests},
+                             {'GET'}, requests)
+        self.assertEqual([('active', True)], seen)
+        node = self.client.node(self.node)
+        self.assertEqual(
+            ('active', self.instance.uuid, None, None),
+            (node['provision_state'], node['instance_uuid'],
+             node['target_provision_state'], node['reservation']))
+
+    def test_log_then_reap_node_of_deleted_instance(self):
+        """``log`` first, then ``reap``: what doc/operators.rst advises for
+        the upgrade (review the leaked nodes, then let Nova reap them)."""
+        self._deploy_and_delete_in_nova()
+        warning = ("Detected instance with name label '%s' which is marked "
+                   "as DELETED but still present on host." %
+                   self.instance.name)
+        reaping = ("Destroying instance with name label '%s' which is "
+                   "marked as DELETED but still present on host." %
+                   self.instance.name)
+
+        # log: a WARNING (with the change), Ironic only read
+        listed, requests, seen = self._run_task('log')
+        if REAP_FIXED:
+            self.assertEqual([self.instance.uuid], listed)
+            self.assertIn(warning, self.stdlog.logger.output)
+        else:
+            self.assertNotIn(self.instance.uuid, listed)
+            self.assertNotIn(warning, self.stdlog.logger.output)
+        self._assert_left_deployed(requests, seen)
+
+        # reap
+        listed, requests, seen = self._run_task('reap')
+        output = self.stdlog.logger.output
+        self.assertNotIn('Periodic cleanup failed to delete instance',
+                         output)
+        if not REAP_FIXED:
+            # the bug: not listed, so never reaped
+            self.assertNotIn(self.instance.uuid, listed)
+            self.assertNotIn(reaping, output)
+            self._assert_left_deployed(requests, seen)
+            print('e2e: [reap] node left active for the deleted instance')
+            # tidy up for the next tests (they do not wait for it)
+            self.addCleanup(self.client.request, 'PUT',
+                            '/nodes/%s/states/provision' % self.node,
+                            {'target': 'deleted'})
+            return
+        self.assertEqual([self.instance.uuid], listed)
+        self.assertIn(reaping, output)
+        # one tear-down request, accepted
+        self.assertEqual(
+            [('PUT', '/v1/nodes/<node>/states/provision', 202)],
+            [r for r in requests if r[0] != 'GET'])
+        # Ironic tore it down: deleting (cleaning passes in milliseconds
+        # here, automated cleaning being off), then available, without
+        # the instance
+        self.assertEqual(('active', True), seen[0])
+        self.assertIn(('deleting', True), seen)
+        self.assertLessEqual({state for state, _a in seen},
+                             {'active', 'deleting', 'cleaning', 'available'})
+        self.assertEqual(('available', False), seen[-1])
+        node = self.client.wait_state(self.node, 'available', timeout=30)
+        self.assertIsNone(node['instance_uuid'])
+        self.assertEqual({}, node['instance_info'])
+        self.assertIsNone(node['target_provision_state'])
+        # the next run finds nothing left
+        self.assertEqual(
+            [], self._new_compute_manager().driver.list_instance_uuids())
 
 
 class _RealGetEndpoint(fixtures.Fixture):
