@@ -138,6 +138,19 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNotNone(table.log_lacks('Node None')(
             _obs(log=['ERROR [x] Node None could not be found.'])))
 
+    def test_claim_kept(self):
+        # LP 2169779: the ERROR server keeps its host, allocation and usage
+        # for its delete; the node must still be clean
+        node = dict(_obs()['nodes'][0], provision_state='available',
+                    instance_id=None)
+        kept = _obs(status='ERROR', host='ironic-host', usages={'rp-1': 1},
+                    allocations={'rp-1': {}}, nodes=[node])
+        self.assertIsNone(table.claim_kept(kept))
+        self.assertIn('not kept', table.claim_kept(
+            dict(kept, host=None, usages={'rp-1': 0}, allocations={})))
+        self.assertIn('left behind', table.claim_kept(dict(kept, nodes=[
+            dict(node, provision_state='deploy failed')])))
+
     def test_log_reports_is_an_outcome(self):
         # where a log line is what Nova was asked for (reap-deleted-log),
         # its absence is the bug, not a detail

@@ -360,6 +360,27 @@ def clean(obs):
 clean.text = 'nothing left behind'
 
 
+def claim_kept(obs):
+    """The server in ERROR keeps its host, allocation and placement usage
+    until it is deleted, and the node is clean otherwise: a build whose
+    clean-up failed keeps what its delete needs (LP 2169779,
+    ``patches/nodeleak`` 0006), also when Ironic finishes the tear-down
+    that Nova stopped waiting for."""
+    usage = sum((obs.get('usages') or {}).values())
+    if not obs.get('host') or usage != 1 or not obs.get('allocations'):
+        return ('the claim was not kept: host %s, placement usage %s, '
+                'allocations %s' % (obs.get('host'), usage,
+                                    sorted(obs.get('allocations') or {})))
+    left = [what for what in leftovers(obs)
+            if not what.startswith(('placement usage', 'allocation on'))]
+    if left:
+        return 'left behind: ' + '; '.join(left)
+
+
+claim_kept.text = ('host, allocation and usage kept for the delete '
+                   '(LP 2169779); the node clean')
+
+
 def recovery(**expected):
     """The operator recovery steps (doc/operators.rst) showed this."""
     def check(obs):
@@ -630,6 +651,9 @@ SCENARIOS = [
              settle_ironic=True,
              source="issue 12: destroy() waits for Ironic's tear-down",
              reproducer=[status('BUILD')],
+             # The clean-up failed (Nova stopped waiting): the server keeps
+             # its claim for its delete (LP 2169779), while Ironic ends the
+             # tear-down by itself.
              fixed=[status('ERROR'), lost_fault(aborted=True),
                     log_has(SEEN_DELETING,
                             'Error destroying the instance on node '
@@ -637,7 +661,7 @@ SCENARIOS = [
                             'after',
                             'Could not clean up failed build'),
                     log_lacks('Successfully unprovisioned'), only_reads,
-                    clean]),
+                    claim_kept]),
     Scenario('undeploy-deleting-reschedule', 'undeploy seen while '
              '`deleting`, no port, an alternate node is free (the reschedule '
              "must claim it despite Ironic's unique association)", nodes=2,
