@@ -18,16 +18,10 @@ class StackedTargetTest(helpers.ProjectTestCase):
         self.change = self.root / "patches" / "change"
         self.change.mkdir()
         (self.change / "series").write_text("")
-        toml = self.root / "targets" / "targets.toml"
-        toml.write_text(toml.read_text() + (
-            f'\n[targets.change]\nversion = "{helpers.VERSION}"\n'
-            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
-            'pins = "pins/fake.txt"\npatches = "patches/change"\n'
-            'below = "patches/fake"\nbelow_upto = "0001"\nvenv = "fake"\n'
-            f'\n[targets.both]\nversion = "{helpers.VERSION}"\n'
-            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
-            'pins = "pins/fake.txt"\npatches = "patches/change"\n'
-            'below = "patches/fake"\nexport = false\n'))
+        self._add_target("change", "patches/change", '"patches/fake"',
+                         'below_upto = "0001"\nvenv = "fake"\n')
+        self._add_target("both", "patches/change", '"patches/fake"',
+                         'export = false\n')
         self.stacked = targets.get(self.ctx, "change")
         self.work = tree.prepare(self.ctx, self.stacked, self.tmp / "change")
         helpers.commit(self.work, {"nova/virt/other.py": "x = 1\n"},
@@ -57,6 +51,16 @@ class StackedTargetTest(helpers.ProjectTestCase):
                          git(both, "log", "--reverse", "--format=%s",
                              "base..HEAD").splitlines())
 
+    def _add_target(self, name, patches, below, extra=""):
+        """Append a target stacked on ``below`` (TOML text) to the
+        project's targets.toml; ``extra``: more of its TOML lines."""
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + (
+            f'\n[targets.{name}]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            f'pins = "pins/fake.txt"\npatches = "{patches}"\n'
+            f'below = {below}\n{extra}'))
+
     def test_below_several_folders_in_order(self):
         # a combination stacked on the main series and on the change: its
         # own folder's patches come after both (the first up to below_upto)
@@ -64,23 +68,15 @@ class StackedTargetTest(helpers.ProjectTestCase):
         other.mkdir()
         (other / "series").write_text("")
         export.export(self.stacked, self.work)
-        toml = self.root / "targets" / "targets.toml"
-        toml.write_text(toml.read_text() + (
-            f'\n[targets.all]\nversion = "{helpers.VERSION}"\n'
-            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
-            'pins = "pins/fake.txt"\npatches = "patches/other"\n'
-            'below = ["patches/fake", "patches/change"]\nbelow_upto = "0001"\n'
-            'export = false\n'))
+        self._add_target("all", "patches/other",
+                         '["patches/fake", "patches/change"]',
+                         'below_upto = "0001"\nexport = false\n')
         combined = targets.get(self.ctx, "all")
         self.assertEqual(
             ["0001-Fix-the-driver.patch", "0001-Add-another-thing.patch"],
             [p.name for p in combined.below_series()])
         self.assertIn("patches/fake, ", combined.below_names())
-        toml.write_text(toml.read_text() + (
-            f'\n[targets.bad]\nversion = "{helpers.VERSION}"\n'
-            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
-            'pins = "pins/fake.txt"\npatches = "patches/other"\n'
-            'below = 3\n'))
+        self._add_target("bad", "patches/other", "3")
         with self.assertRaisesRegex(HarnessError, "target bad: below must be"):
             targets.load(self.ctx)
 
