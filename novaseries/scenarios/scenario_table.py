@@ -317,7 +317,7 @@ KEPT = (('instance', 'instance_id'), ('instance_info', 'instance_info'),
         ('VIFs', 'vifs'))
 
 
-def leftovers(obs):
+def leftovers(obs, claim_kept=False):
     """What the server left behind, as short texts (empty: nothing).
 
     Only an ACTIVE server may hold an allocation and a placement usage of 1
@@ -325,14 +325,17 @@ def leftovers(obs):
     the allocation, and so does a failed rebuild (Nova deletes the
     allocation of the node it scheduled the rebuild to).  A node that
     another instance has by now is not the server's to clean.
+    ``claim_kept``: the server keeps its allocation and usage (see
+    :func:`claim_kept`); its nodes must still be clean.
     """
     left = []
     final = obs.get('status')
     placed = final == 'ACTIVE'
+    holds = placed or claim_kept
     usage = sum((obs.get('usages') or {}).values())
-    if usage != (1 if placed else 0):
-        left.append('placement usage %s, expected %s' % (usage, int(placed)))
-    if not placed and obs.get('allocations'):
+    if usage != (1 if holds else 0):
+        left.append('placement usage %s, expected %s' % (usage, int(holds)))
+    if not holds and obs.get('allocations'):
         left.append('allocation on %s' % ', '.join(sorted(obs['allocations'])))
     for node in obs.get('nodes', []):
         if node.get('deleted'):
@@ -371,8 +374,7 @@ def claim_kept(obs):
         return ('the claim was not kept: host %s, placement usage %s, '
                 'allocations %s' % (obs.get('host'), usage,
                                     sorted(obs.get('allocations') or {})))
-    left = [what for what in leftovers(obs)
-            if not what.startswith(('placement usage', 'allocation on'))]
+    left = leftovers(obs, claim_kept=True)
     if left:
         return 'left behind: ' + '; '.join(left)
 
