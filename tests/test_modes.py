@@ -133,11 +133,15 @@ class ModesTest(unittest.TestCase):
         master = known["master"]
         self.assertEqual(["eventlet", "threading"], list(master.modes))
         self.assertEqual("python3.13", master.modes["threading"].interpreter)
-        self.assertEqual(["threading"], list(known["master-all"].modes))
+        # the combination: functional tests in both modes, unit tests in
+        # the one 34.0.0 runs nova-compute in
+        combined = known["master-all"]
+        self.assertEqual(["eventlet", "threading"], list(combined.modes))
+        self.assertEqual(("functional",), combined.modes["eventlet"].suites)
+        self.assertEqual(("unit", "functional"), combined.modes["threading"].suites)
         self.assertEqual(("unit", "functional"),
                          known["master-rebuild"].modes["threading"].suites)
-        for name in ("2026.1", "master-all"):
-            self.assertEqual(("unit",), known[name].modes["threading"].suites, name)
+        self.assertEqual(("unit",), known["2026.1"].modes["threading"].suites)
         self.assertEqual(["eventlet"], list(known["2026.1-rebuild"].modes))
         self.assertEqual(["eventlet"], list(known["2025.2"].modes))
         self.assertEqual(["eventlet"], list(known["2025.1"].modes))
@@ -365,11 +369,23 @@ class UnitPathsTest(unittest.TestCase):
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         for name in ("master", "2026.1", "pike"):
+            self.assertIn("nova/virt/", known[name].unit_paths[
+                "nova.tests.unit.virt.ironic"])
+        for name in ("2026.1", "pike"):
             self.assertEqual(["nova/compute/", "nova/tests/unit/compute/"],
                              known[name].unit_paths[
                                  "nova.tests.unit.compute.test_compute_mgr"])
-            self.assertIn("nova/virt/", known[name].unit_paths[
-                "nova.tests.unit.virt.ironic"])
+        # every selection of a target whose commits are checked has its
+        # paths (one without them would run at every commit)
+        for name in ("master", "master-rebuild", "master-nodeleak", "pike"):
+            target = known[name]
+            self.assertTrue(target.check_commits, name)
+            for selection in target.unit:
+                self.assertIn(selection, target.unit_paths, name)
+                for mode in target.modes:
+                    for selection in target.in_mode(mode).unit:
+                        self.assertIn(selection, target.unit_paths,
+                                      (name, mode))
 
 
 class OwnFunctionalModulesTest(unittest.TestCase):
