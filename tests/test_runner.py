@@ -1,6 +1,7 @@
 """Result parsing, selections, venv recipe and the test environment."""
 
 import pathlib
+import sys
 import shutil
 import tempfile
 import unittest
@@ -252,3 +253,46 @@ class SubunitProgressTest(unittest.TestCase):
         self.assertEqual(["  [master@HEAD unit] 3 tests done (1 failed, 0 skipped), 15 s",
                           "  [master@HEAD unit] 3 tests done (1 failed, 0 skipped), 30 s"],
                          said)
+
+
+class CompileTreeTest(unittest.TestCase):
+    """runner.compile_tree: Nova's modules compiled once per interpreter."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tree = self.tmp / "tree"
+        (self.tree / "nova" / "virt").mkdir(parents=True)
+        (self.tree / "nova" / "__init__.py").write_text("")
+        (self.tree / "nova" / "virt" / "driver.py").write_text("X = 1\n")
+        (self.tree / "setup.py").write_text("")
+
+    def venv(self, lib):
+        venv = self.tmp / lib
+        (venv / "lib" / lib).mkdir(parents=True)
+        (venv / "bin").mkdir()
+        (venv / "bin" / "python").symlink_to(sys.executable)
+        return venv
+
+    def compiled(self):
+        return sorted(p.relative_to(self.tree).as_posix()
+                      for p in self.tree.rglob("*.pyc"))
+
+    def test_python3_venv(self):
+        runner.compile_tree(self.venv("python3.11"), self.tree)
+        compiled = self.compiled()
+        self.assertEqual(2, len(compiled), compiled)
+        self.assertTrue(all("/__pycache__/" in p and p.startswith("nova/")
+                            for p in compiled), compiled)
+
+    def test_python2_venv_left_alone(self):
+        # Python 2 would import a .pyc whose source a later checkout removed
+        runner.compile_tree(self.venv("python2.7"), self.tree)
+        self.assertEqual([], self.compiled())
+
+    def test_failure_only_warns(self):
+        (self.tree / "nova" / "broken.py").write_text("def (:\n")
+        with self.assertLogs(runner.LOG, level="WARNING") as logs:
+            runner.compile_tree(self.venv("python3.11"), self.tree)
+        self.assertIn("compileall", "\n".join(logs.output))
+        self.assertIn("nova/virt/__pycache__", "\n".join(self.compiled()))
