@@ -6,9 +6,12 @@ linted (:mod:`novaseries.lint`), then the commit is checked out in a
 separate detached worktree (``build/check/TARGET``; the user's tree is not
 touched) and the targeted tests and flake8 run there, in each of the
 target's concurrency modes (:func:`runner.test_modes`).
-The last commit's run is the same as ``novaseries test`` at HEAD, except
-that the unit selections are not re-run at a commit that only touches paths
-no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
+Before the last commit, a commit runs the unit selections of the code it
+touches and the functional test modules it touches itself (its own tests:
+a reproducer's, those a fix flips); the last commit's run is the same as
+``novaseries test`` at HEAD (every functional module the series touches),
+except that the unit selections are not re-run at a commit that only
+touches paths no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
 """
 
 from novaseries import lint, runner
@@ -57,13 +60,14 @@ def check_commits(ctx, target, tree, run_tests=True):
             label = f"{target.name} {number}/{len(commits)} {commit[:7]}"
             say(f"=== {label} {subject}")
             skip, only, touched = "", None, None
-            if number > 1:
-                files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
-                if not runner.unit_relevant(files):
-                    skip = "this commit only touches functional tests, docs or release notes"
+            files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
+            if number > 1 and not runner.unit_relevant(files):
+                skip = "this commit only touches functional tests, docs or release notes"
+            if number < len(commits):
+                # before the last commit: the functional modules it touches
+                # (its own tests), the unit selections of what it touches
                 only = runner.own_functional_modules(files)
-                if number < len(commits):
-                    touched = files
+                touched = files
             # every mode at the last commit; before it, the target's
             # commit_modes (all if it names none)
             moded = target if number == len(commits) else \

@@ -28,15 +28,19 @@ EXTRA_STEPS = {}
 PLUGIN_ERRORS = {}
 
 
-def register_step(name, func, targets=None):
+def register_step(name, func, targets=None, light=False):
     """Add a ci step (run after the targets, in registration order).
 
     :param targets: names of the targets the step is about; it is skipped
         when the project lacks one of them, or when ``ci --target`` names
         none of them.
+    :param light: the step mostly waits (on a real service's state
+        changes) rather than computes: it runs beside the ``--jobs``
+        others instead of taking one of their places (:class:`Job`).
     """
     if targets:
         func.targets = tuple(targets)
+    func.light = bool(light)
     EXTRA_STEPS[name] = func
 
 
@@ -126,8 +130,13 @@ class Job:
         venvs are then ready, and nothing else checks out in them).
     """
 
-    def __init__(self, name, func, deps=()):
+    def __init__(self, name, func, deps=(), light=False):
         self.name, self.func, self.deps = name, func, set(deps)
+        #: a job that mostly waits (measured: the real-Ironic tests use
+        #: about a fifth of one core): :func:`run_jobs` runs it as soon as
+        #: its deps have ended, beside the ``parallel`` others, and it does
+        #: not count in the cores' sharing-out.
+        self.light = light
 
 
 def default_jobs():
@@ -155,7 +164,8 @@ def run_jobs(jobs, parallel):
         if not job.deps <= names:
             raise HarnessError(f"ci job {job.name} waits for "
                                f"{', '.join(sorted(job.deps - names))}, which is not run")
-    pending, done, results = list(jobs), set(), {}
+    pending = [job for job in jobs if not job.light]
+    done, results = set(), {}
     cond = threading.Condition()
 
     def next_job():
@@ -168,24 +178,38 @@ def run_jobs(jobs, parallel):
                 cond.wait()
             return None
 
+    def run(job, counted=True):
+        if counted:
+            runner.job_started()
+        try:
+            results[job.name] = job.func()
+        except BaseException as exc:  # the job's own handler missed it
+            results[job.name] = ([_failure(job.name, exc)], [])
+        finally:
+            if counted:
+                runner.job_ended()
+            with cond:
+                done.add(job.name)
+                cond.notify_all()
+
     def worker():
         while True:
             job = next_job()
             if job is None:
                 return
-            runner.job_started()
-            try:
-                results[job.name] = job.func()
-            except BaseException as exc:  # the job's own handler missed it
-                results[job.name] = ([_failure(job.name, exc)], [])
-            finally:
-                runner.job_ended()
-                with cond:
-                    done.add(job.name)
-                    cond.notify_all()
+            run(job)
 
+    def light_worker(job):
+        with cond:
+            while not job.deps <= done:
+                cond.wait()
+        run(job, counted=False)
+
+    heavy = len(pending)
     threads = [threading.Thread(target=worker, name=f"ci-job-{number}", daemon=True)
-               for number in range(max(1, min(parallel, len(jobs))))]
+               for number in range(max(1, min(parallel, heavy))) if heavy]
+    threads += [threading.Thread(target=light_worker, args=(job,), name=f"ci-light-{job.name}",
+                                 daemon=True) for job in jobs if job.light]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -294,7 +318,8 @@ def ci(ctx, names=None, self_test=True, jobs=None):
                 None))
             continue
         plan.append((step, None, Job(step, _step_job(ctx, step, func),
-                                     deps=set(needs or ()) & scheduled)))
+                                     deps=set(needs or ()) & scheduled,
+                                     light=getattr(func, "light", False))))
     parallel = jobs or default_jobs()
     results = run_jobs(start_order([job for _, _, job in plan if job]), parallel)
     for name, known_outcomes, job in plan:

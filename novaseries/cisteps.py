@@ -157,6 +157,10 @@ def pike_real_ironic_step(ctx):
     return outcomes
 
 
-ci.register_step("real Ironic", real_ironic_step, targets=["master-all"])
-ci.register_step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=["pike"])
+# The real Ironics' steps mostly wait for the services' state changes
+# (measured: 56 CPU seconds in 125 s for the real-Ironic tests): they run
+# beside the targets' tests.
+ci.register_step("real Ironic", real_ironic_step, targets=["master-all"], light=True)
+ci.register_step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=["pike"],
+                 light=True)
 ci.register_step("main job", main_job_step, targets=["master"])

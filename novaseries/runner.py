@@ -493,22 +493,18 @@ def run_flake8(venv, target, tree, rev, label):
 
 
 def own_functional_modules(files):
-    """The functional test modules (dotted) of a commit's ``files`` if the
-    commit touches nothing else but docs and release notes, else None.
+    """The functional test modules (dotted) among a commit's ``files``,
+    in order; [] when it touches none.
 
-    Such a commit (a reproducer adding its regression test) can only
-    change the results of its own modules; a change to a shared helper
-    (``nova/tests/functional/ironic/base.py``), a fixture or the code can
-    change any.
+    check-commits runs these at each commit before the last one: the tests
+    a commit adds or changes (a reproducer's, the ones a fix flips) are
+    what that commit must pass on its own; the last commit runs every
+    functional module the series touches, in every mode, so a commit that
+    breaks another commit's tests is still caught before the series
+    lands, at its end.
     """
-    modules = []
-    for path in filter(None, files):
-        module = test_module(path) if path.startswith(FUNCTIONAL_DIR) else None
-        if module:
-            modules.append(module)
-        elif not path.startswith(UNIT_IRRELEVANT) or path.startswith(FUNCTIONAL_DIR):
-            return None
-    return modules
+    return [m for m in (test_module(p) for p in filter(None, files)
+                        if p.startswith(FUNCTIONAL_DIR)) if m]
 
 
 def unit_relevant(files):
@@ -683,6 +679,9 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
             outcomes.append(count(f"{label} functional {module}", group, note))
         if mode is None:
             shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
+    elif functional_only is not None:
+        say(f"[{label}] functional: this commit touches no functional test module "
+            "(the last commit runs them all)")
     else:
         say(f"[{label}] functional: the series touches no functional test module")
     if flake8:

@@ -44,7 +44,10 @@ class Mode:
     commands run it when asked, e.g. ``test --mode``);
     ``unit``: the unit selections in this mode instead of the target's
     (None: the target's), e.g. the test classes of what the series
-    changes where the other mode runs the whole module.
+    changes where the other mode runs the whole module;
+    ``ci_suites``: the suites ``ci`` runs in this mode (None: ``suites``),
+    e.g. unit only where a combination target runs the functional tests
+    of several changes at once in this mode.
     """
 
     name: str
@@ -55,6 +58,7 @@ class Mode:
     functional_exclude: str = ""
     ci: bool = True
     unit: tuple = None
+    ci_suites: tuple = None
 
 
 @dataclasses.dataclass
@@ -117,11 +121,13 @@ class Target:
 
     def ci_modes(self):
         """This target with only the modes ``ci`` runs (``ci = false``
-        leaves one out)."""
-        if all(mode.ci for mode in self.modes.values()):
+        leaves one out), each with the suites ``ci`` runs in it
+        (``ci_suites``)."""
+        if all(mode.ci and mode.ci_suites is None for mode in self.modes.values()):
             return self
-        return dataclasses.replace(
-            self, modes={n: m for n, m in self.modes.items() if m.ci})
+        return dataclasses.replace(self, modes={
+            n: m if m.ci_suites is None else dataclasses.replace(m, suites=m.ci_suites)
+            for n, m in self.modes.items() if m.ci})
 
     def only_modes(self, names):
         """This target with only the modes ``names`` (all when empty).
@@ -259,8 +265,14 @@ def _modes(path, name, known, wanted):
                                f"(known: {', '.join(known) or 'none'})")
         settings = {**known[mode], **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude", "ci", "unit"}
+                                 "functional_exclude", "ci", "unit", "ci_suites"}
         suites = tuple(settings.get("suites", SUITES))
+        ci_suites = settings.get("ci_suites")
+        if ci_suites is not None and not (isinstance(ci_suites, list) and ci_suites and
+                                          set(ci_suites) <= set(suites)):
+            raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
+                               f"ci_suites must be a non-empty list of its suites "
+                               f"({', '.join(suites)}), not {ci_suites!r}")
         unit = settings.get("unit")
         if unit is not None and not (isinstance(unit, list) and unit and
                                      all(isinstance(u, str) and u for u in unit)):
@@ -275,7 +287,8 @@ def _modes(path, name, known, wanted):
                            unit_exclude=settings.get("unit_exclude", ""),
                            functional_exclude=settings.get("functional_exclude", ""),
                            ci=bool(settings.get("ci", True)),
-                           unit=tuple(unit) if unit is not None else None)
+                           unit=tuple(unit) if unit is not None else None,
+                           ci_suites=tuple(ci_suites) if ci_suites is not None else None)
     return modes
 
 

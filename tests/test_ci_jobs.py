@@ -102,3 +102,50 @@ class RunJobsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LightJobTest(unittest.TestCase):
+    """A light job (a step that mostly waits) runs beside the others."""
+
+    def test_light_job_runs_beside_a_full_slot(self):
+        # one slot, held by "heavy" until the light job has run: the light
+        # job must not wait for a slot (else this waits until WAIT fails)
+        light_ran, seen = threading.Event(), []
+
+        def heavy():
+            self.assertTrue(light_ran.wait(WAIT), "the light job waited for a slot")
+            return [runner.Outcome("heavy", passed=1)]
+
+        def light():
+            seen.append(runner.mode_concurrency(1))
+            light_ran.set()
+            return [runner.Outcome("light", passed=1)]
+
+        with mock.patch("os.cpu_count", return_value=4):
+            results = ci.run_jobs([_job("heavy", heavy),
+                                   ci.Job("light", lambda: (light(), []), light=True)],
+                                  parallel=1)
+        self.assertEqual({"heavy", "light"}, set(results))
+        # the light job did not count as a job sharing the cores: the heavy
+        # one's stestr runs keep theirs
+        self.assertEqual([None], seen)
+
+    def test_light_job_waits_for_its_deps(self):
+        events = []
+
+        def target():
+            events.append("target")
+            return [runner.Outcome("target", passed=1)]
+
+        def light():
+            events.append("light")
+            return [runner.Outcome("light", passed=1)]
+
+        ci.run_jobs([ci.Job("light", lambda: (light(), []), {"target"}, light=True),
+                     _job("target", target)], parallel=2)
+        self.assertEqual(["target", "light"], events)
+
+    def test_only_light_jobs(self):
+        results = ci.run_jobs([ci.Job("light", lambda: ([runner.Outcome("l", passed=1)], []),
+                                      light=True)], parallel=2)
+        self.assertEqual(["l"], [o.name for o in results["light"][0]])

@@ -111,6 +111,19 @@ class ModesTest(unittest.TestCase):
         self.assertNotIn("threading", left_out.ci_modes().modes)
         self.assertEqual(len(new.modes) - 1, len(left_out.ci_modes().modes))
 
+    def test_ci_suites(self):
+        # ci may run fewer suites in a mode than the commands do
+        toml = TOML.replace('[targets.new.modes.eventlet]\n',
+                            '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n')
+        new = self.load(toml)["new"]
+        self.assertEqual(("unit", "functional"), new.modes["eventlet"].suites)
+        self.assertEqual(("unit",), new.ci_modes().modes["eventlet"].suites)
+        self.assertEqual(new.modes["threading"], new.ci_modes().modes["threading"])
+        for bad in ('ci_suites = []', 'ci_suites = "unit"', 'ci_suites = ["other"]'):
+            with self.assertRaisesRegex(util.HarnessError, "ci_suites must be"):
+                self.load(TOML.replace('[targets.new.modes.eventlet]\n',
+                                       '[targets.new.modes.eventlet]\n' + bad + '\n'))
+
     def test_mode_unit(self):
         # a mode may name its own unit selections; the other keeps the
         # target's
@@ -142,6 +155,13 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(("unit", "functional"),
                          known["master-rebuild"].modes["threading"].suites)
         self.assertEqual(("unit",), known["2026.1"].modes["threading"].suites)
+        # in ci, each master change's eventlet functional tests run in the
+        # combination
+        for name in ("master", "master-rebuild", "master-nodeleak"):
+            self.assertEqual(("unit",), known[name].ci_modes().modes["eventlet"].suites)
+            self.assertEqual(("unit", "functional"),
+                             known[name].ci_modes().modes["threading"].suites)
+        self.assertIn("functional", combined.ci_modes().modes["eventlet"].suites)
         self.assertEqual(["eventlet"], list(known["2026.1-rebuild"].modes))
         self.assertEqual(["eventlet"], list(known["2025.2"].modes))
         self.assertEqual(["eventlet"], list(known["2025.1"].modes))
@@ -389,15 +409,18 @@ class UnitPathsTest(unittest.TestCase):
 
 
 class OwnFunctionalModulesTest(unittest.TestCase):
-    """A commit that only adds or changes functional test modules runs
-    those only; anything else (a shared helper, a fixture, code) all."""
+    """Before the last commit, a commit runs the functional test modules
+    it touches itself, none if it touches none."""
 
     def test_own_modules(self):
         own = runner.own_functional_modules
         self.assertEqual(["nova.tests.functional.regressions.test_bug_NNNNNNN"],
                          own(["nova/tests/functional/regressions/test_bug_NNNNNNN.py",
                               "releasenotes/notes/x.yaml", ""]))
-        self.assertIsNone(own(["nova/tests/functional/ironic/base.py",
-                               "nova/tests/functional/ironic/test_servers.py"]))
-        self.assertIsNone(own(["nova/tests/fixtures/ironic.py"]))
-        self.assertIsNone(own(["nova/virt/ironic/driver.py"]))
+        self.assertEqual(["nova.tests.functional.ironic.test_servers"],
+                         own(["nova/tests/functional/ironic/base.py",
+                              "nova/tests/functional/ironic/test_servers.py",
+                              "nova/virt/ironic/driver.py"]))
+        self.assertEqual([], own(["nova/tests/fixtures/ironic.py"]))
+        self.assertEqual([], own(["nova/virt/ironic/driver.py",
+                                  "nova/tests/unit/virt/ironic/test_driver.py"]))

@@ -130,3 +130,27 @@ class CommitModesTest(helpers.ProjectTestCase):
         self.assertGreater(len(seen), 1)
         self.assertEqual([["threading"]] * (len(seen) - 1) + [["eventlet", "threading"]],
                          seen)
+
+
+class CommitFunctionalModulesTest(helpers.ProjectTestCase):
+    """check-commits: before the last commit, a commit runs the functional
+    modules it touches itself; the last one all of the series'."""
+
+    def test_own_modules_before_the_last_commit(self):
+        from unittest import mock
+        from novaseries import runner
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)
+        helpers.commit(work, {"nova/virt/driver.py": "changed again\n"},
+                       helpers.message("Change the driver again"))
+        seen = []
+        with mock.patch.object(runner, "test_modes",
+                               lambda ctx, t, *a, **k: seen.append(
+                                   (k["functional_only"], k["touched"])) or []):
+            checks.check_commits(self.ctx, self.target, work)
+        # the driver fix touches no functional module, the reproducer-like
+        # commit its own; the last commit runs everything
+        self.assertEqual([[], ["nova.tests.functional.test_bug_NNNNNNN"], None],
+                         [only for only, _ in seen])
+        self.assertEqual(["nova/virt/driver.py"], [f for f in seen[0][1] if f])
+        self.assertIsNone(seen[-1][1])
