@@ -296,3 +296,41 @@ class CompileTreeTest(unittest.TestCase):
             runner.compile_tree(self.venv("python3.11"), self.tree)
         self.assertIn("compileall", "\n".join(logs.output))
         self.assertIn("nova/virt/__pycache__", "\n".join(self.compiled()))
+
+
+class Flake8FilesTest(unittest.TestCase):
+    """runner.run_flake8: the series' Python files, or a commit's own."""
+
+    def setUp(self):
+        self.tree = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tree)
+        for name in ("nova/a.py", "nova/b.py", "nova/c.txt"):
+            (self.tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.tree / name).write_text("")
+
+    def _files(self, touched):
+        seen = []
+
+        def run(cmd, **kwargs):
+            seen.append([str(c) for c in cmd[1:]])
+            return mock.Mock(returncode=0, stdout="", stderr="")
+        target = mock.Mock(env={})
+        with mock.patch.object(runner, "run", run), \
+                mock.patch.object(runner, "changed_files",
+                                  return_value=["nova/a.py", "nova/b.py", "nova/c.txt"]):
+            outcome = runner.run_flake8(pathlib.Path("/venv"), target, self.tree, "HEAD",
+                                        "x", touched=touched)
+        return seen, outcome
+
+    def test_series_files_by_default(self):
+        seen, outcome = self._files(None)
+        self.assertEqual([["nova/a.py", "nova/b.py"]], seen)
+        self.assertEqual(1, outcome.passed)
+
+    def test_commit_files(self):
+        # a commit's own files; one it deleted is not checked
+        seen, _ = self._files(["nova/b.py", "nova/gone.py", "nova/c.txt", ""])
+        self.assertEqual([["nova/b.py"]], seen)
+        seen, outcome = self._files(["releasenotes/notes/x.yaml"])
+        self.assertEqual([], seen)
+        self.assertIn("no Python files", outcome.note)
