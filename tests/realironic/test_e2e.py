@@ -824,14 +824,15 @@ class TestReapLeakedNode(_DriverAgainstRealIronic):
         self.assertEqual(
             [('PUT', '/v1/nodes/<node>/states/provision', 202)],
             [r for r in requests if r[0] != 'GET'])
-        # Ironic tore it down: deleting (cleaning passes in milliseconds
-        # here, automated cleaning being off), then available, without
-        # the instance
+        # Ironic tore it down: deleting, then cleaning (automated cleaning
+        # is off: it passes quickly, but on a loaded machine the driver's
+        # last read may still see it), then available, without the
+        # instance
         self.assertEqual(('active', True), seen[0])
         self.assertIn(('deleting', True), seen)
         self.assertLessEqual({state for state, _a in seen},
                              {'active', 'deleting', 'cleaning', 'available'})
-        self.assertEqual(('available', False), seen[-1])
+        self.assertIn(seen[-1], {('cleaning', False), ('available', False)})
         node = self.client.wait_state(self.node, 'available', timeout=30)
         self.assertIsNone(node['instance_uuid'])
         self.assertEqual({}, node['instance_info'])
