@@ -640,8 +640,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     outdir = ctx.results(target.name) / safe
     outcomes = []
     start = time.monotonic()
-    if "unit" in suites or "functional" in suites:
-        compile_tree(venv, tree)
+    compile_tree(venv, tree)  # (every mode runs at least one suite)
     if "unit" not in suites:
         say(f"[{label}] unit: not run in this mode (targets.toml)")
     elif skip_unit:
