@@ -55,11 +55,15 @@ from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
+from nova.virt.ironic import patcher as ironic_patcher  # noqa: E402
+import fixtures  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
+import openstack.proxy  # noqa: E402
 
 # The scenario table lives next to this file (sys.path[0] when it runs as a
 # script); standard library only.
 import bench_table  # noqa: E402
+import real_backend  # noqa: E402
 from scenario_table import BY_NAME, OTHER_INSTANCE, SCENARIOS  # noqa: E402
 
 #: How long a scenario may take to settle, in seconds (wall clock).
@@ -150,6 +154,8 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
     CALLBACK_READS = 3
     NUM_NODES = 1
     RESULT = None
+    #: Seconds a scenario may take to settle, and a step to come.
+    SETTLE_TIMEOUT = SETTLE_TIMEOUT
 
     def setUp(self):
         self.watch = _BuildWatch()
@@ -257,7 +263,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             if idle and not moving and (
                     final or now - last_change > SETTLE_QUIET):
                 return server, True, now - start
-            if now - start > SETTLE_TIMEOUT:
+            if now - start > self.SETTLE_TIMEOUT:
                 return server, False, now - start
             time.sleep(0.05)
 
@@ -425,7 +431,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             done = self._arm()
             server = self._boot_baremetal_server(
                 networks=networks, expected_state='BUILD')
-            if not done.wait(SETTLE_TIMEOUT):
+            if not done.wait(self.SETTLE_TIMEOUT):
                 raise AssertionError('the deploy was not polled %d times'
                                      % sc.after_polls)
             first_node = acted['node']
@@ -456,7 +462,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             self.api.post_server_action(server['id'], {'rebuild': {
                 'imageRef': server['image']['id']}})
             self.api.microversion = 'latest'
-            if not done.wait(SETTLE_TIMEOUT):
+            if not done.wait(self.SETTLE_TIMEOUT):
                 raise AssertionError('the rebuild was not polled %d times'
                                      % sc.after_polls)
             action_at = acted['at']
@@ -467,7 +473,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             server = self._boot_baremetal_server(
                 networks=networks, expected_state='BUILD')
             if sc.action == 'user-delete':
-                if not self._user_delete.wait(SETTLE_TIMEOUT):
+                if not self._user_delete.wait(self.SETTLE_TIMEOUT):
                     raise AssertionError('the deploy was not polled %d '
                                          'times' % sc.after_polls)
                 # The first deploy stays in wait call-back, so a poll after
@@ -483,7 +489,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                 self.api.delete_server(server['id'])
             if done is None:
                 first_node = self.ironic.wait_for_deploy(server['id'])
-            elif done.wait(SETTLE_TIMEOUT):
+            elif done.wait(self.SETTLE_TIMEOUT):
                 # (the node may carry another instance by now)
                 first_node = acted['node']
             else:
@@ -660,18 +666,105 @@ def _poll_stats(log, node_id):
     }
 
 
-def _make_case(scenario):
-    return type('Scenario_%s' % scenario.name.replace('-', '_'),
-                (ScenarioTest,),
-                {'SCENARIO': scenario, 'NUM_NODES': scenario.nodes})
+#: The unpatched Proxy.get_endpoint: nova.test mocks it
+#: (OpenStackSDKFixture), as no functional test talks to a real service.
+_REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
 
-def run_scenario(scenario):
+class RealScenarioTest(ScenarioTest):
+    """ScenarioTest with a real Ironic instead of the fake
+    (``--ironic real``; ``real_backend`` says what changes).
+
+    ``INFO`` is the harness's ``--ironic-info``; ``REQUESTS_DIR`` where
+    each scenario's requests go (``<scenario>.requests.jsonl``).
+    """
+
+    INFO = None
+    REQUESTS_DIR = None
+    #: A real tear-down and reschedule take seconds, not reads.
+    SETTLE_TIMEOUT = 90.0
+
+    def _start_ironic(self):
+        sc = self.SCENARIO
+        self.flags(compute_driver='ironic.IronicDriver')
+        self.flags(auth_type='none', endpoint_override=self.INFO['url'],
+                   api_retry_interval=real_backend.POLL_INTERVAL,
+                   group='ironic')
+        # Nova's baremetal connection reaches the real Ironic; placement
+        # and Neutron stay the functional tests' own fakes (placement's
+        # proxy needs OpenStackSDKFixture's mock of get_endpoint).
+        mocked = openstack.proxy.Proxy.get_endpoint
+
+        def get_endpoint(proxy, *args, **kwargs):
+            if getattr(proxy, 'service_type', None) == 'baremetal':
+                return _REAL_GET_ENDPOINT(proxy, *args, **kwargs)
+            return mocked(*args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'openstack.proxy.Proxy.get_endpoint', get_endpoint))
+        self.ironic = real_backend.RealIronicBackend(
+            self.INFO, deploying_reads=sc.deploying_reads or 1)
+        self.ironic.install(self, ironic_driver, ironic_patcher)
+        # runs after the compute service stopped (cleanups run in reverse)
+        self.addCleanup(self._sweep)
+        self.node_ids = self.ironic.enrol(
+            real_backend.deploy_interfaces(sc, self.NUM_NODES))
+        self.compute = self._start_compute(self.HOST)
+        self.flavor_id = self._create_flavor(
+            name='baremetal', memory_mb=1024, vcpu=1, disk=10, ephemeral=0,
+            extra_spec=ironic_base.BAREMETAL_EXTRA_SPECS)
+        self.ironic.reset_calls()
+
+    def _act(self, action, node_id, server_id):
+        # The first step: the nodes still free deploy to the end from now
+        # on (a reschedule ends ACTIVE), as the fake's agent would call
+        # back.
+        if not getattr(self, '_free_nodes_switched', False):
+            self._free_nodes_switched = True
+            self.ironic.free_nodes_deploy('fake', but=node_id)
+        super()._act(action, node_id, server_id)
+
+    def _node_view(self, node_id):
+        view = super()._node_view(node_id)
+        if 'image_source' in view:
+            view['image_source'] = real_backend.glance_id(
+                view['image_source'])
+        return view
+
+    def _record(self, sc, rec, *args, **kwargs):
+        # Ironic goes on by itself (cleaning after a tear-down): what the
+        # node is once it settled.
+        self.ironic.settle()
+        super()._record(sc, rec, *args, **kwargs)
+        rec['backend'] = 'real Ironic'
+
+    def _sweep(self):
+        rec = type(self).RESULT
+        records = self.ironic.requests()
+        if rec is not None:
+            actors = collections.Counter(r['actor'] for r in records)
+            rec['nova_requests'] = actors['nova']
+            rec['operator_requests'] = actors['operator']
+            if self.REQUESTS_DIR:
+                path = os.path.join(self.REQUESTS_DIR,
+                                    '%s.requests.jsonl' % self.SCENARIO.name)
+                real_backend.dump(records, path)
+                rec['requests_file'] = path
+        self.ironic.sweep()
+
+
+def _make_case(scenario, base=ScenarioTest, **attrs):
+    return type('Scenario_%s' % scenario.name.replace('-', '_'), (base,),
+                dict(attrs, SCENARIO=scenario, NUM_NODES=scenario.nodes))
+
+
+def run_scenario(scenario, base=ScenarioTest, **attrs):
     """Run one scenario in a fresh Nova test environment.
 
+    :param base: ScenarioTest, or RealScenarioTest (with its ``attrs``).
     :returns: the observation dict (see ScenarioTest._record).
     """
-    case = _make_case(scenario)
+    case = _make_case(scenario, base, **attrs)
     result = unittest.TestResult()
     started = time.monotonic()
     case('test_scenario').run(result)
@@ -1106,6 +1199,13 @@ def main(argv=None):
     parser.add_argument('--bench', nargs=2, metavar=('N:S:K[:opt=val,...]',
                                                      'RUN'))
     parser.add_argument('--list', action='store_true')
+    parser.add_argument('--ironic', choices=('fake', 'real'), default='fake')
+    parser.add_argument('--ironic-info', metavar='JSON',
+                        help='--ironic real: the real Ironic (a JSON file: '
+                        'url, image_url, missing_image_url, image_sha256)')
+    parser.add_argument('--requests-dir', metavar='DIR',
+                        help='--ironic real: where each scenario\'s '
+                        'requests go (<scenario>.requests.jsonl)')
     parser.add_argument('--deadline', type=float, default=0, metavar='S',
                         help='a benchmark run that has not ended after S '
                         'seconds (if S > 0) dumps its threads and locks to '
@@ -1116,8 +1216,18 @@ def main(argv=None):
         return 0
     names = args.scenario or ([] if args.bench else list(BY_NAME))
     out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
+    base, attrs = ScenarioTest, {}
+    if args.ironic == 'real':
+        if not args.ironic_info or args.bench:
+            parser.error('--ironic real needs --ironic-info and runs '
+                         'scenarios only')
+        with open(args.ironic_info) as f:
+            attrs = {'INFO': json.load(f),
+                     'REQUESTS_DIR': args.requests_dir}
+        base = RealScenarioTest
+        out['ironic'] = 'real'
     for i, name in enumerate(names, 1):
-        rec = run_scenario(BY_NAME[name])
+        rec = run_scenario(BY_NAME[name], base, **attrs)
         out['scenarios'].append(rec)
         print('  [%d/%d] %-32s %s%s (%.1fs)' % (
             i, len(names), name, rec.get('status'),

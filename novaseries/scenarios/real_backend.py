@@ -1,0 +1,712 @@
+"""A real Ironic behind the main job's scenarios (``run --ironic real``).
+
+The scenario runner (``nova_scenarios.py``, in Nova's venv) binds
+``ScenarioTest.ironic`` to a :class:`RealIronicBackend` instead of the fake
+Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
+the compute manager and the real ``IronicDriver``) then talks to a real
+Ironic 39.0.0 on 127.0.0.1 (started by the harness,
+``novaseries.realironic``) through its own openstacksdk connection, built
+by ``nova.utils.get_sdk_adapter`` from ``[ironic] auth_type = none`` and
+``endpoint_override``.
+
+The backend gives the members of the fixture that the scenarios use, with
+what the real service shows:
+
+* **requests** -- every request of Nova's baremetal connection (each
+  keystoneauth retry is one) is recorded in the driver's own thread, with
+  its status, Ironic's faultstring, the driver and compute manager frames
+  that sent it and the node it is about (:meth:`requests`); ``call_log``
+  gives them as the fixture's ``Call(method, node)`` (openstacksdk proxy
+  names, :func:`classify`).  The operator's requests (this module's REST
+  client) and the observer's (:class:`_Watcher`) are recorded with their
+  ``actor`` and ``why``.
+* **polls** -- the driver's reads of a node by instance
+  (``GET /v1/nodes?instance_uuid=X``) inside ``_wait_for_active`` (one call
+  per poll of a deploy) are ``deploy`` polls; those made while
+  ``_unprovision`` waits for a tear-down are ``teardown`` polls, as in the
+  fixture.  ``after_polls`` hooks run in the polling thread, after the
+  response and before the driver sees it, so the driver's next read sees
+  their effect.
+* **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
+  the option takes), ``[fake]`` power and boot delays of 1 s (``deploying``
+  about 3.4 s, ``deleting`` about 4.1 s, see doc/real-ironic.rst).  A
+  deploy step of the fake at its poll N (the fake's deploy is ``deploying``
+  for ``deploying_reads`` polls, then ``wait call-back``) runs here at the
+  poll that sees ``wait call-back`` for the (N - deploying_reads)th time:
+  a real ``deploying`` lasts several polls and holds the node's lock.
+* **deploys** -- nodes deploy with the ``direct`` interface, which waits in
+  ``wait call-back`` for an agent that never comes, or with ``fake``, which
+  goes ``active`` (:func:`deploy_interfaces`).
+* **the image** -- Nova sends a Glance image UUID, and there is no Glance:
+  :meth:`RealIronicBackend.install` wraps the driver's deploy patch
+  (``GenericDriverFields.get_deploy_patch``) to send the harness's local
+  HTTP image as ``<image_url>?glance=<uuid>`` with its sha256 instead
+  (Ironic refuses an http image without a checksum); nothing else Nova
+  sends is changed.
+
+Standard library only, besides what the runner's Nova venv has.
+"""
+
+import collections
+import json
+import sys
+import threading
+import time
+import types
+import urllib.parse
+
+from novaseries import ironic_rest
+
+#: One driver call, as the fixture logs it: openstacksdk proxy method name,
+#: node id (None when the request names none).
+Call = collections.namedtuple('Call', 'method node')
+
+#: Proxy methods that change nothing (the fixture's READ_METHODS).
+READ_METHODS = frozenset(['nodes', 'get_node', 'validate_node', 'ports',
+                          'port_groups', 'volume_targets', 'discovery'])
+
+#: Provision states the conductor leaves by itself (with the node locked
+#: or about to be): a node in one of them has not settled.
+TRANSITIONAL = frozenset(['deploying', 'deleting', 'cleaning', 'clean wait',
+                          'rebuilding', 'inspecting', 'adopting', 'verifying'])
+
+#: ``[ironic] api_retry_interval`` of a real run (s): the option's smallest
+#: non-zero value (an IntOpt).
+POLL_INTERVAL = 1
+#: Seconds the observer waits between two reads of every node.
+WATCH_INTERVAL = 0.25
+#: Seconds settle() and the sweep wait for a node to settle.
+SETTLE_TIMEOUT = 60.0
+
+_UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+
+
+def classify(method, path, frames=()):
+    """The openstacksdk proxy name of a baremetal request, and its node.
+
+    :param method: HTTP method.
+    :param path: the request's path with its query (``/v1/nodes?...``).
+    :param frames: qualified names of the ironic driver's frames on the
+        stack, outermost first (to tell ``update_node`` from
+        ``patch_node``: both send PATCH).
+    :returns: ``(name, node id or None)``; ``name`` is ``request`` for a
+        request this table does not know.
+    """
+    parts = urllib.parse.urlsplit(path).path.rstrip('/').split('/')
+    parts = [p for p in parts if p]
+    if parts[:1] == ['v1']:
+        parts = parts[1:]
+    if not parts:
+        return 'discovery', None
+    kind = parts[0]
+    node = parts[1] if kind == 'nodes' and len(parts) > 1 and \
+        parts[1] != 'detail' else None
+    rest = parts[2:] if node else []
+    if kind == 'nodes' and node is None:
+        return ('nodes' if method == 'GET' else 'create_node'), None
+    if kind == 'nodes':
+        if not rest:
+            if method == 'GET':
+                return 'get_node', node
+            if method == 'PATCH':
+                return ('update_node' if any(
+                    '_remove_instance_info_from_node' in f for f in frames)
+                    else 'patch_node'), node
+            if method == 'DELETE':
+                return 'delete_node', node
+        elif rest == ['validate']:
+            return 'validate_node', node
+        elif rest == ['states', 'provision']:
+            return 'set_node_provision_state', node
+        elif rest == ['states', 'power']:
+            return 'set_node_power_state', node
+        elif rest[:1] == ['vifs']:
+            return {'POST': 'attach_vif_to_node', 'DELETE':
+                    'detach_vif_from_node'}.get(method, 'list_node_vifs'), node
+        elif rest == ['maintenance']:
+            return ('set_node_maintenance' if method == 'PUT' else
+                    'unset_node_maintenance'), node
+        return 'request', node
+    names = {'ports': 'ports', 'portgroups': 'port_groups',
+             'volume': 'volume_targets'}
+    if method == 'GET' and kind in names:
+        return names[kind], None
+    return 'request', None
+
+
+def deploy_interfaces(scenario, n):
+    """The ``deploy_interface`` of each of ``n`` nodes at enrolment.
+
+    A scenario that acts during the deploy needs deploys that wait:
+    ``direct`` (waits in ``wait call-back``); its first step switches the
+    nodes that are still free to ``fake`` (:meth:`RealIronicBackend.
+    free_nodes_deploy`), so that a reschedule ends ACTIVE.  A scenario
+    without an action needs deploys that end: ``fake``.
+
+    :param scenario: a ``scenario_table.Scenario``.
+    :returns: a list of ``n`` interface names.
+    """
+    waits = scenario.action is not None and scenario.kind == 'build'
+    return ['direct' if waits else 'fake'] * n
+
+
+class RealIronicBackend:
+    """The fixture's test-facing members, backed by a real Ironic.
+
+    :param info: the harness's ``--ironic-info``: ``url``, ``image_url``,
+        ``missing_image_url``, ``image_sha256``.
+    :param deploying_reads: the fake's polls of ``deploying`` that the
+        scenario's step counts are given with (``after_polls``).
+    """
+
+    def __init__(self, info, deploying_reads=1):
+        self.info = info
+        self.url = info['url']
+        self.deploying_reads = deploying_reads
+        self._start = time.monotonic()
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._records = []
+        #: Nova's driver calls in order, as ``Call(method, node)``.
+        self.call_log = []
+        self._why = threading.local()
+        self._loop = threading.local()
+        self._teardowns = collections.Counter()
+        self._polls = collections.Counter()     # (node, loop) -> polls
+        self._waiting = collections.Counter()   # node -> polls of the wait
+        self._hooks = []                        # [count, node, loop, fn]
+        self._history = {}                      # node -> [(state, target)]
+        self._history_t0 = {}                   # node -> t0 of last entry
+        self._instance_node = {}                # instance -> node
+        self._deploy_instance = {}              # node -> instance
+        self.node_ids = []
+        self._watcher = None
+        #: The operator's client (recorded, ``actor: operator``).
+        self.client = ironic_rest.Client(self.url, record=self._operator_record)
+        # the observer's own client (recorded, ``actor: observer``)
+        self._observer = ironic_rest.Client(
+            self.url, record=lambda r: self._add(dict(r, actor='observer')))
+        #: The fixture's defaults, for the scenarios that read them.
+        self.defaults = {'callback_reads': None}
+
+    # -- installation into a Nova test case
+
+    def install(self, test, driver_module, patcher_module):
+        """Bind Nova's baremetal connection to the real Ironic.
+
+        Stubs ``nova.utils.get_sdk_adapter`` (records every request of a
+        baremetal connection), the driver's wait loops (marks their polls)
+        and ``GenericDriverFields.get_deploy_patch`` (the image, see the
+        module's docstring).  ``[ironic]`` flags are the caller's.
+        """
+        from nova import utils as nova_utils
+        real_adapter = nova_utils.get_sdk_adapter
+        backend = self
+
+        def get_sdk_adapter(service_type, *args, **kwargs):
+            proxy = real_adapter(service_type, *args, **kwargs)
+            if service_type == 'baremetal':
+                backend._record_session(proxy.session.session)
+            return proxy
+
+        test.stub_out('nova.utils.get_sdk_adapter', get_sdk_adapter)
+        driver = driver_module.IronicDriver
+        real_wait = driver._wait_for_active
+        real_unprovision = driver._unprovision
+
+        def _wait_for_active(drv, instance, *args, **kwargs):
+            self._loop.deploy = instance.uuid
+            try:
+                return real_wait(drv, instance, *args, **kwargs)
+            finally:
+                self._loop.deploy = None
+
+        def _unprovision(drv, instance, *args, **kwargs):
+            with self._lock:
+                self._teardowns[instance.uuid] += 1
+                node = self._instance_node.get(instance.uuid)
+                if node:
+                    self._polls[(node, 'teardown')] = 0
+            try:
+                return real_unprovision(drv, instance, *args, **kwargs)
+            finally:
+                with self._lock:
+                    self._teardowns[instance.uuid] -= 1
+
+        test.stub_out('nova.virt.ironic.driver.IronicDriver._wait_for_active',
+                      _wait_for_active)
+        test.stub_out('nova.virt.ironic.driver.IronicDriver._unprovision',
+                      _unprovision)
+        real_patch = patcher_module.GenericDriverFields.get_deploy_patch
+
+        def get_deploy_patch(fields, instance, image_meta, *args, **kwargs):
+            patch = real_patch(fields, instance, image_meta, *args, **kwargs)
+            return self.image_patch(patch)
+
+        test.stub_out('nova.virt.ironic.patcher.GenericDriverFields.'
+                      'get_deploy_patch', get_deploy_patch)
+
+    def image_patch(self, patch):
+        """The deploy patch with the local HTTP image: ``image_source``
+        ``U`` becomes ``<image_url>?glance=U`` (the image server ignores
+        the query; :func:`glance_id` gives ``U`` back) and the image's
+        sha256 is added, in the same PATCH."""
+        out = []
+        for op in patch:
+            if op.get('path') == '/instance_info/image_source':
+                op = dict(op, value='%s?glance=%s' % (self.info['image_url'],
+                                                      op['value']))
+            out.append(op)
+        if len(out) != len(patch) or not any(
+                op.get('path') == '/instance_info/image_source' for op in out):
+            return out      # boot from volume: no image
+        return out + [
+            {'op': 'add', 'path': '/instance_info/image_os_hash_algo',
+             'value': 'sha256'},
+            {'op': 'add', 'path': '/instance_info/image_os_hash_value',
+             'value': self.info['image_sha256']}]
+
+    # -- nodes
+
+    def enrol(self, interfaces):
+        """Enrol ``node-1..N`` (``available``, power off, resource class
+        ``baremetal``), one per deploy interface given; start the observer.
+
+        :raises AssertionError: Ironic has nodes already (the compute
+            service's hash ring would take them).
+        """
+        existing = self._observer.ok('GET', '/nodes')['nodes']
+        if existing:
+            raise AssertionError('the real Ironic has nodes from before: %s' %
+                                 [n['uuid'] for n in existing])
+        self._why.text = 'enrol'
+        try:
+            for i, iface in enumerate(interfaces):
+                node = self.client.create_available_node(
+                    name='node-%d' % (i + 1), resource_class='baremetal',
+                    deploy_interface=iface)
+                self.node_ids.append(node)
+                self._history[node] = [('available', None)]
+                self._history_t0[node] = time.monotonic()
+        finally:
+            self._why.text = None
+        self._watcher = _Watcher(self)
+        self._watcher.start()
+        return list(self.node_ids)
+
+    def free_nodes_deploy(self, interface='fake', but=None):
+        """Switch the nodes that are still free (``available``, no
+        instance) but ``but`` to ``interface`` (an operator's PATCH; Ironic
+        allows it on an available node)."""
+        self._why.text = 'set-interface'
+        try:
+            for node in self.node_ids:
+                if node == but:
+                    continue
+                n = self._get_json(node)
+                if n and n['provision_state'] == 'available' and \
+                        not n['instance_uuid']:
+                    self.client.ok('PATCH', '/nodes/%s' % node, [
+                        {'op': 'replace', 'path': '/deploy_interface',
+                         'value': interface}])
+        finally:
+            self._why.text = None
+
+    def sweep(self):
+        """Remove this scenario's nodes: let each settle, maintenance on,
+        DELETE (204 even with an instance).  Stops the observer first.
+
+        :raises AssertionError: a node could not be removed.
+        """
+        if self._watcher:
+            self._watcher.stop()
+        self._why.text = 'sweep'
+        problems = []
+        try:
+            for node in self.node_ids:
+                try:
+                    if self._wait_settled(node) is None:
+                        continue
+                    self.client.ok('PUT', '/nodes/%s/maintenance' % node,
+                                   {'reason': 'sweep'})
+                    self.client.ok('DELETE', '/nodes/%s' % node)
+                except Exception as e:      # the others are still swept
+                    problems.append('%s: %s' % (node, e))
+        finally:
+            self._why.text = None
+        if problems:
+            raise AssertionError('could not sweep: %s' % '; '.join(problems))
+
+    def _get_json(self, node, observer=False):
+        status, body = (self._observer if observer else self.client).request(
+            'GET', '/nodes/%s' % node)
+        if status == 404:
+            return None
+        if status >= 300:
+            raise AssertionError('GET node %s: %s %s' % (node, status, body))
+        self._observe(node, body, time.monotonic())
+        return body
+
+    def _wait_settled(self, node, timeout=SETTLE_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while True:
+            n = self._get_json(node, observer=True)
+            if n is None or (not n['reservation'] and
+                             n['provision_state'] not in TRANSITIONAL):
+                return n
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    'node %s did not settle in %ss: %s/%s reservation %s' % (
+                        node, timeout, n['provision_state'],
+                        n['target_provision_state'], n['reservation']))
+            time.sleep(0.1)
+
+    # -- the fixture's test-facing members
+
+    def configure_node(self, node, **durations):
+        """The fake's read counts: only ``deploying_reads`` is kept (the
+        step counts of ``after_polls`` are given with it); the real
+        durations are Ironic's."""
+        if 'deploying_reads' in durations and \
+                durations['deploying_reads'] is not None:
+            self.deploying_reads = durations['deploying_reads']
+
+    def get(self, node):
+        """The node (attributes as openstacksdk names them), or None if
+        deleted."""
+        n = self._get_json(getattr(node, 'id', node), observer=True)
+        if n is None:
+            return None
+        return types.SimpleNamespace(
+            id=n['uuid'], name=n['name'], provision_state=n['provision_state'],
+            target_provision_state=n['target_provision_state'],
+            instance_id=n['instance_uuid'], instance_info=n['instance_info'],
+            is_maintenance=n['maintenance'], last_error=n['last_error'],
+            reservation=n['reservation'])
+
+    def state(self, node):
+        n = self.get(node)
+        return n.provision_state, n.target_provision_state
+
+    def history(self, node):
+        """Every ``(provision_state, target)`` seen of the node, in order
+        (by Nova's reads, the observer's and the operator's), from
+        ``available`` at its enrolment; ``('<deleted>', None)`` marks its
+        deletion.  Sampled: a state shorter than the observer's interval
+        (WATCH_INTERVAL) may be missing."""
+        with self._lock:
+            return list(self._history.get(node, []))
+
+    def vifs(self, node):
+        """VIF ids attached to the node (``GET /v1/nodes/<id>/vifs``)."""
+        status, body = self._observer.request('GET', '/nodes/%s/vifs' % node)
+        if status == 404:
+            return []
+        return [v['id'] for v in (body or {}).get('vifs', [])]
+
+    def reset_calls(self):
+        """Forget Nova's calls logged so far (the records stay)."""
+        with self._lock:
+            del self.call_log[:]
+
+    def settle(self, node=None):
+        """Wait until the node (every node) is unlocked and in no state
+        the conductor leaves by itself (TRANSITIONAL)."""
+        for n in [node] if node else self.node_ids:
+            self._wait_settled(n)
+
+    def polls(self, node, loop='deploy'):
+        """Nova's polls of the node in a wait loop so far."""
+        with self._lock:
+            return self._polls[(node, loop)]
+
+    def after_polls(self, count, action, node=None, loop='deploy'):
+        """Call ``action(node_id)`` right after a poll, in the polling
+        thread, before the driver sees the response.
+
+        ``deploy``: after the poll that sees ``wait call-back`` (or what
+        followed it) for the ``count - deploying_reads``-th time (at least
+        the first); ``teardown``: after destroy()'s ``count``-th poll of
+        its wait for the tear-down.
+        """
+        with self._lock:
+            self._hooks.append([count, node, loop, action])
+
+    def wait_for_deploy(self, instance_id, polls=0, timeout=60):
+        """The node whose deploy of the instance the driver polled."""
+        with self._lock:
+            if not self._cond.wait_for(
+                    lambda: self._instance_node.get(instance_id) and
+                    self._polls[(self._instance_node[instance_id],
+                                 'deploy')] >= polls, timeout):
+                raise AssertionError('no deploy of %s polled in %ss' % (
+                    instance_id, timeout))
+            return self._instance_node[instance_id]
+
+    # -- operator controls (an operator's requests, recorded)
+
+    def _operator(self, why, method, path, body=None, microversion=None):
+        self._why.text = why
+        try:
+            status, data = self.client.request(method, path, body,
+                                               microversion)
+        finally:
+            self._why.text = None
+        if status >= 300:
+            # what the operator's CLI would raise: the fixture's operator
+            # controls raise too
+            raise AssertionError('%s %s: %s %s' % (method, path, status,
+                                                   ironic_rest.faultstring(data)))
+        return data
+
+    def undeploy(self, node):
+        """``baremetal node undeploy``."""
+        self._operator('undeploy', 'PUT', '/nodes/%s/states/provision' % node,
+                       {'target': 'deleted'})
+
+    def set_maintenance(self, node, on=True, reason=None):
+        """``baremetal node maintenance set/unset``."""
+        if on:
+            self._operator('maintenance', 'PUT', '/nodes/%s/maintenance' % node,
+                           {'reason': reason or 'operator'})
+        else:
+            self._operator('maintenance', 'DELETE',
+                           '/nodes/%s/maintenance' % node)
+
+    def delete_node(self, node):
+        """``baremetal node delete``."""
+        self._operator('delete', 'DELETE', '/nodes/%s' % node)
+        with self._lock:
+            self._append_history(node, ('<deleted>', None), time.monotonic())
+
+    def abort(self, node):
+        """``baremetal node abort`` (ironicclient sends microversion
+        1.110; openstacksdk stops at 1.109)."""
+        self._operator('abort', 'PUT', '/nodes/%s/states/provision' % node,
+                       {'target': 'abort'}, microversion='1.110')
+
+    # -- records
+
+    def requests(self):
+        """Every request recorded so far (dicts, in the order of their
+        answers): ``actor`` (``nova``, ``operator`` or ``observer``),
+        ``t`` (s since the backend was made), ``dur_ms``, ``method``,
+        ``path``, ``status``, ``faultstring``, ``microversion``, ``name``
+        and ``node`` (:func:`classify`); Nova's also ``driver_call`` (the
+        driver's frames, outermost first), ``manager_call``, ``thread``
+        and ``loop`` (``deploy``/``teardown`` for a poll); the operator's
+        ``why``."""
+        with self._lock:
+            return [dict(r) for r in self._records]
+
+    def _add(self, rec):
+        rec = dict(rec)
+        t0, t1 = rec.pop('t0', None), rec.pop('t1', None)
+        if t0 is not None:
+            rec['t'] = round(t0 - self._start, 3)
+            rec['dur_ms'] = round((t1 - t0) * 1000, 1)
+        if 'name' not in rec:
+            rec['name'], rec['node'] = classify(rec['method'], rec['path'])
+        with self._lock:
+            self._records.append(rec)
+
+    def _operator_record(self, rec):
+        self._add(dict(rec, actor='operator',
+                       why=getattr(self._why, 'text', None)))
+
+    def _record_session(self, rsession):
+        """Record every request of a requests.Session (Nova's baremetal
+        connection), in the sending thread."""
+        if getattr(rsession, '_real_ironic_recorded', False):
+            return
+        send = rsession.send
+        backend = self
+
+        def recording_send(request, **kwargs):
+            t0 = time.monotonic()
+            try:
+                resp = send(request, **kwargs)
+            except Exception as e:
+                backend._nova_request(request, None, type(e).__name__, t0)
+                raise
+            backend._nova_request(request, resp, resp.status_code, t0)
+            return resp
+
+        rsession.send = recording_send
+        rsession._real_ironic_recorded = True
+
+    def _nova_request(self, request, resp, status, t0):
+        t1 = time.monotonic()
+        frames, manager = _driver_frames()
+        name, node = classify(request.method, request.path_url, frames)
+        body = None
+        if resp is not None:
+            try:
+                body = resp.json() if resp.content else None
+            except ValueError:
+                body = None
+        rec = {'actor': 'nova', 'method': request.method,
+               'path': request.path_url, 'status': status,
+               'microversion': request.headers.get(
+                   'X-OpenStack-Ironic-API-Version'),
+               'faultstring': ironic_rest.faultstring(body)
+               if isinstance(status, int) and status >= 400 else None,
+               'driver_call': ' > '.join(frames) or None,
+               'manager_call': manager, 'thread': threading.current_thread().name,
+               't0': t0, 't1': t1, 'name': name, 'node': node, 'loop': None}
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(
+            request.path_url).query)
+        instance = (query.get('instance_uuid') or [None])[0]
+        hooks = []
+        with self._lock:
+            if isinstance(body, dict) and name == 'nodes':
+                for n in body.get('nodes', []):
+                    if 'uuid' in n and 'provision_state' in n:
+                        self._observe(n['uuid'], n, t0)
+            elif isinstance(body, dict) and name == 'get_node' and \
+                    'provision_state' in body:
+                self._observe(node, body, t0)
+            if instance and name == 'nodes':
+                found = [n.get('uuid') for n in (body or {}).get('nodes', [])]
+                if len(found) == 1:
+                    self._instance_node[instance] = found[0]
+                node = rec['node'] = self._instance_node.get(instance)
+                hooks = self._count_poll(rec, instance, node,
+                                         (body or {}).get('nodes') or [])
+            if name == 'set_node_provision_state' and node and \
+                    _target(request) in ('active', 'rebuild'):
+                # a new deploy (or rebuild) of the node starts its polls
+                self._polls[(node, 'deploy')] = 0
+                self._waiting[node] = 0
+            self.call_log.append(Call(name, node))
+            self._cond.notify_all()
+        self._add(rec)
+        for fn, hook_node in hooks:
+            fn(hook_node)
+
+    def _count_poll(self, rec, instance, node, nodes):
+        """Count a read by instance as a poll; return the hooks it fires
+        as ``[(action, node)]`` (called with the lock held)."""
+        if node is None:
+            return []
+        if getattr(self._loop, 'deploy', None) == instance:
+            loop = 'deploy'
+        elif self._teardowns[instance]:
+            loop = 'teardown'
+        else:
+            return []
+        rec['loop'] = loop
+        self._polls[(node, loop)] += 1
+        self._deploy_instance.setdefault(node, instance)
+        if loop == 'deploy':
+            state = nodes[0].get('provision_state') if nodes else None
+            if self._waiting[node] or state not in ('deploying', None,
+                                                     'available'):
+                self._waiting[node] += 1
+            # the fake's poll number of this poll
+            count = self.deploying_reads + self._waiting[node] \
+                if self._waiting[node] else 0
+        else:
+            count = self._polls[(node, loop)]
+        fired = []
+        for hook in list(self._hooks):
+            want, hook_node, hook_loop, fn = hook
+            if hook_loop != loop or hook_node not in (None, node):
+                continue
+            if count >= max(want, self.deploying_reads + 1
+                            if loop == 'deploy' else 1):
+                self._hooks.remove(hook)
+                fired.append((fn, node))
+        return fired
+
+    def _observe(self, node, n, t0):
+        """A read of the node, sent at ``t0``: its state for the history."""
+        with self._lock:
+            self._append_history(node, (n.get('provision_state'),
+                                         n.get('target_provision_state')), t0)
+
+    def _append_history(self, node, entry, t0):
+        if node not in self._history or t0 < self._history_t0.get(node, 0):
+            return      # not this scenario's, or older than what was seen
+        self._history_t0[node] = t0
+        if self._history[node][-1] != entry:
+            self._history[node].append(entry)
+
+
+def glance_id(image_source):
+    """The Glance image id behind an ``image_source`` the backend sent
+    (``<image_url>?glance=<id>``); anything else unchanged."""
+    if image_source and '?glance=' in image_source:
+        return image_source.split('?glance=', 1)[1]
+    return image_source
+
+
+def _target(request):
+    """The ``target`` of a provision state request's body, or None."""
+    try:
+        return json.loads(request.body or b'{}').get('target')
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _driver_frames():
+    """(ironic driver frames on this thread's stack, outermost first, as
+    qualified names; the innermost compute manager frame or None)."""
+    driver, manager = [], None
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        name = getattr(code, 'co_qualname', code.co_name)
+        fname = code.co_filename.replace('\\', '/')
+        if fname.endswith('nova/virt/ironic/driver.py'):
+            driver.append(name.replace('IronicDriver.', ''))
+        elif manager is None and fname.endswith('nova/compute/manager.py'):
+            manager = name.replace('ComputeManager.', '')
+        frame = frame.f_back
+    return list(reversed(driver)), manager
+
+
+class _Watcher:
+    """Reads every node of the scenario every WATCH_INTERVAL seconds, for
+    their history (the states Nova's reads do not see)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='real-ironic-watcher')
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self):
+        b = self.backend
+        fields = 'uuid,provision_state,target_provision_state'
+        while not self._stop.wait(WATCH_INTERVAL):
+            t0 = time.monotonic()
+            try:
+                status, body = b._observer.request(
+                    'GET', '/nodes?fields=%s' % fields)
+            except OSError:
+                continue
+            if status != 200:
+                continue
+            seen = set()
+            for n in body.get('nodes', []):
+                seen.add(n['uuid'])
+                b._observe(n['uuid'], n, t0)
+            with b._lock:
+                for node in b.node_ids:
+                    if node not in seen:
+                        b._append_history(node, ('<deleted>', None), t0)
+
+
+def dump(records, path):
+    """Write records as JSON lines."""
+    with open(path, 'w') as f:
+        for rec in records:
+            f.write(json.dumps(rec, sort_keys=True, default=str) + '\n')
