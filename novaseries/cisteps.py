@@ -14,7 +14,10 @@ plugins:
   fixed tree); each scenario the fixed tree gets right counts as passed;
   and the benchmark's code once (``BENCH_SMOKE``), which passes when the
   reproducer tree leaves exactly its torn-down builds in BUILD and the
-  fixed tree's end state is consistent.
+  fixed tree's end state is consistent;
+* ``main job vs real Ironic``: ``novaseries run --ironic real`` for the
+  scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
+  against a real Ironic 39.0.0 per tree.
 """
 
 import json
@@ -121,6 +124,30 @@ def main_job_step(ctx):
     return outcomes
 
 
+def main_job_real_step(ctx):
+    """Run the main job's CI subset (``scenario_table.REAL_CI``) through
+    Nova's whole stack against a real Ironic 39.0.0 per tree
+    (``run --ironic real``) in :data:`CI_MODES`; one Outcome per mode
+    with the fixed tree's scenarios right and wrong."""
+    out = ctx.results("run") / "run-real.json"
+    mainjob.run_real(ctx, scenarios=list(mainjob.scenario_table.REAL_CI),
+                     modes=tuple(CI_MODES), json_out=out)
+    data = json.loads(out.read_text())
+    outcomes = []
+    for mode in data["modes"]:
+        per_mode = data["by_mode"][mode]
+        fixed = per_mode["fixed"]["scenarios"]
+        wrong = sum(1 for obs in fixed if obs.get("problems"))
+        shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
+                    if obs.get("verdict", "").startswith("bug reproduced"))
+        outcomes.append(runner.Outcome(
+            f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
+            "tree", passed=len(fixed) - wrong, failed=wrong,
+            note=f"bug shown in {shown} scenarios on the reproducer tree; "
+            f"requests: build/results/run/real/{data['runid']}"))
+    return outcomes
+
+
 def pike_real_ironic_step(ctx):
     """Run tests/realironic/pike against Ironic 9.1.7: on the unpatched pike
     tree (the bug must show) and on the patched one; one Outcome per tree.
@@ -164,3 +191,8 @@ ci.register_step("real Ironic", real_ironic_step, targets=["master-all"], light=
 ci.register_step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=["pike"],
                  light=True)
 ci.register_step("main job", main_job_step, targets=["master"])
+# Mostly waits for the real Ironics too (the scenarios' polls are 1 s
+# apart); it prepares the main job's two trees (shared, read-only once up
+# to date).
+ci.register_step("main job vs real Ironic", main_job_real_step,
+                 targets=["master", "master-all"], light=True)

@@ -23,8 +23,11 @@ The reproducer tree is expected to show the bug; its verdicts are reported,
 not enforced.
 """
 
+import contextlib
 import json
+import os
 import pathlib
+import shutil
 import re
 import signal
 import subprocess
@@ -56,9 +59,10 @@ DEFAULT_MODES = ('threading',)
 #: Every scenario, what each tree must show, and which real-Ironic test
 #: plays it: ``novaseries/scenarios/scenario_table.py``.
 SCENARIOS = scenario_table.SCENARIOS
-#: Scenarios a real Ironic 39.0.0 on 127.0.0.1 can play (driver level, see
-#: tests/realironic/test_e2e.py) -> the test; the others need Nova's whole
-#: stack and several nodes, which the real Ironic run does not set up.
+#: Scenarios the driver-level real-Ironic tests also play
+#: (tests/realironic/test_e2e.py, ``novaseries ironic selftest``) -> the
+#: test.  ``run --ironic real`` plays the scenarios whose ``real`` is True
+#: through Nova's whole stack.
 REAL_IRONIC_SCENARIOS = {s.name: s.real_ironic for s in SCENARIOS if s.real_ironic}
 
 
@@ -110,14 +114,19 @@ def _stem(label, target):
     return f"{label}.{target.mode_name}" if target.mode_name else label
 
 
-def run_trees(ctx, target, venv, trees, scenarios=()):
+def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
+              extra_args=None):
     """Run the inner runner in each tree (in parallel); return {tree: data}.
 
     :param target: the target in the mode to run in (its env).
     :param trees: {label: tree path}.
+    :param outdir: where each tree's JSON and logs go (default
+        ``build/results/run``).
+    :param extra_args: {label: more runner arguments} (``--ironic real``:
+        the runner then also imports ``novaseries`` from this checkout).
     :raises HarnessError: if a runner process fails without writing JSON.
     """
-    outdir = ctx.results('run')
+    outdir = pathlib.Path(outdir or ctx.results('run'))
     outdir.mkdir(parents=True, exist_ok=True)
     procs = {}
     for label, tree in trees.items():
@@ -127,8 +136,11 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
         cmd = [str(venv / 'bin' / 'python'), str(INNER), '--out', str(out)]
         for name in scenarios:
             cmd += ['--scenario', name]
+        cmd += (extra_args or {}).get(label, [])
         env = runner.test_env(target, venv, tree)
         env['OS_DEBUG'] = '0'
+        if extra_args:
+            env['PYTHONPATH'] = os.pathsep.join([str(tree), str(ctx.root)])
         log = open(outdir / f"{_stem(label, target)}.log", 'w')
         proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=log,
@@ -139,6 +151,15 @@ def run_trees(ctx, target, venv, trees, scenarios=()):
             lines))
         thread.start()
         procs[label] = (proc, thread, out, log, lines)
+    try:
+        for proc, *_ in procs.values():
+            proc.wait()
+    finally:
+        # interrupted (Ctrl-C, SIGTERM): no runner outlives the command
+        for proc, *_ in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     data = {}
     for label, (proc, thread, out, log, lines) in procs.items():
         rc = proc.wait()
@@ -446,65 +467,129 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
     return 1 if wrong else 0
 
 
-#: The line each end-to-end test prints once spawn() has ended.
-_RAISED = re.compile(r'^e2e: spawn\(\) raised (\w+)', re.M)
+#: ``[fake]`` options of the real Ironic of ``run --ironic real``: 2 s per
+#: fake power and boot action (``deploying`` and ``deleting`` last several
+#: driver polls at ``[ironic] api_retry_interval`` = 1 s; with 1 s,
+#: ``deleting`` (about 4.1 s) ended within ``deleting-outlasts-retries``'
+#: two retries under CI's load) and 2 s per call of the ``fake`` deploy
+#: interface (a node that deploys with it goes ``active`` after about 4 s).
+REAL_FAKE_DELAYS = 2
+REAL_EXTRA_CONF = '[fake]\ndeploy_delay = 2\n'
 
 
-def _real_verdict(rc, output, ok_word):
-    """One table cell of ``run --ironic real``: what spawn() raised (read
-    from the test's output) and whether the test passed (``rc``)."""
-    raised = _RAISED.findall(output)
-    what = raised[-1] if raised else 'no spawn() result'
-    if what == 'nothing':
-        what = 'spawn() returned'
-    return f"{what}: {ok_word if not rc else f'WRONG (rc {rc})'}"
+def real_scenarios(names=()):
+    """The scenarios ``run --ironic real`` plays: ``names`` (each must be
+    playable) or every playable one.
+
+    :raises HarnessError: a scenario a real Ironic cannot play, with why.
+    """
+    if not names:
+        return [s.name for s in SCENARIOS if s.real is True]
+    refused = [f"{n}: {scenario_table.BY_NAME[n].real}" for n in names
+               if scenario_table.BY_NAME[n].real is not True]
+    if refused:
+        raise HarnessError("--ironic real cannot play " + '; '.join(refused))
+    return list(names)
 
 
-def run_real(ctx, target_name='master', modes=None):
-    """``run --ironic real``: the fixed and the reproducer driver against a
-    real Ironic, for the scenarios it can play, in each of ``modes``
-    (default :data:`DEFAULT_MODES`); the rest are listed as not
-    applicable.  Each cell says what spawn() raised in that tree's test and
-    whether that is what the test expects of the tree (REALIRONIC_EXPECT
-    ``bug`` for the reproducer, ``fixed`` for the fixed tree).  Returns the
-    exit status (0: the fixed tree is right in every mode)."""
+def run_real(ctx, target_name='master', scenarios=(), modes=None,
+             json_out=None):
+    """``run --ironic real``: the scenarios through Nova's whole stack
+    (API, conductor, scheduler, placement, compute with the real
+    ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per
+    tree, on the reproducer and the fixed tree, in each of ``modes``.
+
+    Each tree's runner binds the scenarios to its Ironic
+    (``scenarios/real_backend.py``): fresh nodes per scenario, enrolled
+    through the API and swept after it; every request Nova and the
+    operator sent is kept in ``build/results/run/real/<runid>/<tree>.<mode>/
+    <scenario>.requests.jsonl``, with the Ironics' logs.  Verdicts, table
+    and JSON as the fake run's (``run.json`` there, copied to
+    ``build/results/run/run-real.json``).  The Ironics stop when the run
+    ends, fails or is interrupted.
+
+    :returns: the exit status (0: the fixed tree right in every mode).
+    :raises HarnessError: a scenario that is not playable, a runner that
+        failed without its JSON, an Ironic that did not start.
+    """
     from novaseries import realironic
+    names = real_scenarios(scenarios)
+    modes = modes or DEFAULT_MODES
     target = targets_mod.get(ctx, target_name)
+    start = time.monotonic()
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    wrong = 0
-    for mode in modes or DEFAULT_MODES:
-        env = mode_target(target, mode).mode.env
-        results = {}
-        for label, expect in (('reproducer', 'bug'), ('fixed', 'fixed')):
-            log_path = ctx.results('run') / f"real-{label}.{mode}.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text('')
-            for name, test in REAL_IRONIC_SCENARIOS.items():
-                start = log_path.stat().st_size
-                with open(log_path, 'a') as log:
-                    rc = realironic.selftest(trees[label], nova_venv=venv,
-                                             build=ctx.build, pattern=test,
-                                             expect=expect, log=log,
-                                             root=ctx.root, nova_env=env)
-                with open(log_path, 'rb') as log:
-                    log.seek(start)
-                    output = log.read().decode(errors='replace')
-                results[(name, label)] = (rc, output)
-        put(f"\n=== {mode} mode: {MODES[mode]}")
-        put(f"{'scenario':30} {'reproducer (expect bug)':40} "
-            "fixed (expect fixed)")
-        for sc in scenario_table.BY_NAME:
-            if sc not in REAL_IRONIC_SCENARIOS:
-                put(f"{sc:30} not applicable (real Ironic)")
-                continue
-            r = results[(sc, 'reproducer')]
-            f = results[(sc, 'fixed')]
-            wrong += bool(f[0])
-            put(f"{sc:30} {_real_verdict(*r, 'as expected'):40} "
-                f"{_real_verdict(*f, 'ok')}")
-    put(f"logs: {ctx.results('run')}/real-*.<mode>.log")
-    return 1 if wrong else 0
+    ironic_venv = realironic.ensure_venv(ctx.build, ctx.root)
+    runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    outdir = ctx.results('run') / 'real' / runid
+    outdir.mkdir(parents=True)
+    result = {'modes': list(modes), 'by_mode': {}, 'bench_problems': [],
+              'ironic': 'real', 'runid': runid}
+    wrong_total, summary = 0, []
+    with contextlib.ExitStack() as stack:
+        ironics = {}
+        for label in trees:
+            ironic = realironic.RealIronic(
+                venv=ironic_venv, workdir=ctx.build / 'realironic',
+                fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
+            stack.enter_context(ironic)
+            stack.callback(_keep_log, ironic, outdir / f"ironic-{label}.log")
+            say(f"real Ironic for {label}: {ironic.url} "
+                f"(started in {ironic.start_seconds:.1f} s)")
+            info = outdir / f"ironic-{label}.json"
+            info.write_text(json.dumps({
+                'url': ironic.url, 'image_url': ironic.image_url,
+                'missing_image_url': ironic.missing_image_url,
+                'image_sha256': ironic.image_sha256}))
+            ironics[label] = info
+        for mode in modes:
+            moded = mode_target(target, mode)
+            extra = {}
+            for label in trees:
+                requests = outdir / f"{_stem(label, moded)}"
+                requests.mkdir()
+                extra[label] = ['--ironic', 'real', '--ironic-info',
+                                str(ironics[label]), '--requests-dir',
+                                str(requests)]
+            say(f"{mode} mode: running {len(names)} scenarios against real "
+                f"Ironics in {len(trees)} trees (in parallel)...")
+            data = run_trees(ctx, moded, venv, trees, names, outdir=outdir,
+                             extra_args=extra)
+            wrong = evaluate(data, released=f"nova {target.version}")
+            wrong_total += wrong
+            put('')
+            put(f"=== {mode} mode, real Ironic {realironic.IRONIC_VERSION}: "
+                f"{MODES[mode]}")
+            put('')
+            for row in table(data):
+                put(row)
+            result['by_mode'][mode] = data
+            summary.append(f"{mode} mode: fixed tree "
+                           f"{len(data['fixed']['scenarios']) - wrong} of "
+                           f"{len(data['fixed']['scenarios'])} scenarios right")
+    _write_json(outdir / 'run.json', result)
+    out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
+        'run-real.json'
+    _write_json(out, result)
+    put(f"\nJSON: {out}; requests and Ironic logs: {outdir}")
+    put('; '.join(summary + [f"{time.monotonic() - start:.0f} s"]))
+    return 1 if wrong_total else 0
+
+
+def _keep_log(ironic, dest):
+    """Copy a RealIronic's log into the results (before its stop)."""
+    if ironic.log_path and ironic.log_path.exists():
+        shutil.copyfile(ironic.log_path, dest)
+
+
+def _write_json(path, data):
+    """Write JSON through a temporary file and a rename: a reader never
+    sees half of it, and two runs never mix theirs."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)
 
 
 #: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
@@ -529,7 +614,7 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
     with its ``mode``) and ``bench_problems`` (all modes', each behind
     its mode's name)."""
     if ironic == 'real':
-        return run_real(ctx, target_name, modes)
+        return run_real(ctx, target_name, scenarios, modes, json_out)
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = prepare_trees(ctx, target)
@@ -598,8 +683,11 @@ def scenario_list():
         lines.append(f"{sc.name}: {sc.title}")
         lines.append(f"    fixed tree must: {'; '.join(sc.expectations('fixed'))}")
         lines.append(f"    as released: {'; '.join(sc.expectations('reproducer'))}")
+        lines.append("    real Ironic (run --ironic real): " + (
+            'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:
-            lines.append(f"    real Ironic: tests/realironic/test_e2e.py {sc.real_ironic}")
+            lines.append("    real Ironic, driver level (ironic selftest): "
+                         f"tests/realironic/test_e2e.py {sc.real_ironic}")
     return lines
 
 
@@ -658,7 +746,12 @@ def _register():
                                  f'{BENCH_RUNS}; the report gives medians)')),
         (('--json',), dict(help='where to write the JSON (default: '
                            'build/results/run/run.json)')),
-        (('--ironic',), dict(choices=('fake', 'real'), default='fake')),
+        (('--ironic',), dict(choices=('fake', 'real'), default='fake',
+                             help='fake: the fake Ironic of the series '
+                             '(default); real: a real Ironic 39.0.0 on '
+                             '127.0.0.1 per tree, through the whole Nova '
+                             'stack, for the scenarios it can play '
+                             '(--list says which)')),
         (('--mode',), dict(choices=(*MODES, 'both'), default=None,
                            help="Nova's concurrency mode: threading (nova "
                            "34.0.0's default, the default here), eventlet, "

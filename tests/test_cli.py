@@ -274,6 +274,12 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                                     "--ironic", "real"))
         self.assertIn("--list lists the scenarios; it does not take --scenario",
                       self._refused("run", "--list", "--scenario", "abort"))
+        # before any tree or Ironic is prepared
+        refused = self._refused("run", "--ironic", "real", "--scenario",
+                                "normal-build", "--scenario", "cleanup-fail-delete")
+        self.assertIn("--ironic real cannot play cleanup-fail-delete: a running "
+                      "Ironic 39.0.0 does not refuse", refused)
+        self.assertNotIn("normal-build", refused)
 
 
 class LoadPluginsTest(unittest.TestCase):

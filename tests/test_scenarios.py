@@ -305,7 +305,8 @@ class EvaluateTest(unittest.TestCase):
         text = '\n'.join(mainjob.scenario_list())
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
-        self.assertIn('real Ironic: tests/realironic/test_e2e.py '
+        self.assertIn('real Ironic, driver level (ironic selftest): '
+                      'tests/realironic/test_e2e.py '
                       'test_undeploy_in_wait_callback', text)
 
 

@@ -704,6 +704,9 @@ class RealScenarioTest(ScenarioTest):
             'openstack.proxy.Proxy.get_endpoint', get_endpoint))
         self.ironic = real_backend.RealIronicBackend(
             self.INFO, deploying_reads=sc.deploying_reads or 1)
+        # the fake fails the deploy when the step comes; a real deploy
+        # fails by itself, from the start (its image answers 404)
+        self.ironic.fail_next_deploy = sc.action == 'fail'
         self.ironic.install(self, ironic_driver, ironic_patcher)
         # runs after the compute service stopped (cleanups run in reverse)
         self.addCleanup(self._sweep)
@@ -715,6 +718,33 @@ class RealScenarioTest(ScenarioTest):
             extra_spec=ironic_base.BAREMETAL_EXTRA_SPECS)
         self.ironic.reset_calls()
 
+    def _boot_baremetal_server(self, networks='none',
+                               expected_state='ACTIVE'):
+        """As the fake's, with a real deploy's time to reach ACTIVE; a
+        server booted for a rebuild (kind ``rebuild``) then has its node
+        switched to the ``direct`` deploy interface, so that the rebuild
+        waits in ``wait call-back`` for the scenario's step."""
+        server = super()._boot_baremetal_server(networks, 'BUILD')
+        if expected_state == 'BUILD':
+            return server
+        server = self._wait_for_status(server['id'], expected_state)
+        if self.SCENARIO.kind == 'rebuild':
+            self.ironic.set_deploy_interface(
+                server['OS-EXT-SRV-ATTR:hypervisor_hostname'], 'direct')
+        return server
+
+    def _wait_for_status(self, server_id, status):
+        deadline = time.monotonic() + self.SETTLE_TIMEOUT
+        while True:
+            server = self.api.get_server(server_id)
+            if server['status'] == status:
+                return server
+            if server['status'] == 'ERROR' or time.monotonic() > deadline:
+                raise AssertionError('server %s is %s, not %s: %s' % (
+                    server_id, server['status'], status,
+                    server.get('fault')))
+            time.sleep(0.1)
+
     def _act(self, action, node_id, server_id):
         # The first step: the nodes still free deploy to the end from now
         # on (a reschedule ends ACTIVE), as the fake's agent would call
@@ -723,6 +753,12 @@ class RealScenarioTest(ScenarioTest):
             self._free_nodes_switched = True
             self.ironic.free_nodes_deploy('fake', but=node_id)
         super()._act(action, node_id, server_id)
+        if action == 'undeploy' and self.SCENARIO.deleting_reads == 0:
+            # The fake's driver sees only the aftermath: hold its thread
+            # until Ironic's tear-down cleared the association (50-170
+            # ms without delays, about 4 s with them), as a real
+            # tear-down shorter than the poll interval would.
+            self.ironic.wait_cleared(node_id)
 
     def _node_view(self, node_id):
         view = super()._node_view(node_id)

@@ -141,12 +141,14 @@ def deploy_interfaces(scenario, n):
     ``direct`` (waits in ``wait call-back``); its first step switches the
     nodes that are still free to ``fake`` (:meth:`RealIronicBackend.
     free_nodes_deploy`), so that a reschedule ends ACTIVE.  A scenario
-    without an action needs deploys that end: ``fake``.
+    without an action, and a rebuild's boot, need deploys that end:
+    ``fake`` (the rebuild's node is switched to ``direct`` once ACTIVE,
+    :meth:`RealIronicBackend.set_deploy_interface`).
 
     :param scenario: a ``scenario_table.Scenario``.
     :returns: a list of ``n`` interface names.
     """
-    waits = scenario.action is not None and scenario.kind == 'build'
+    waits = scenario.action is not None and scenario.kind != 'rebuild'
     return ['direct' if waits else 'fake'] * n
 
 
@@ -188,6 +190,9 @@ class RealIronicBackend:
             self.url, record=lambda r: self._add(dict(r, actor='observer')))
         #: The fixture's defaults, for the scenarios that read them.
         self.defaults = {'callback_reads': None}
+        #: The next deploy's image answers 404: Ironic fails the deploy
+        #: in ``prepare`` (``deploy failed``, with its last_error).
+        self.fail_next_deploy = False
 
     # -- installation into a Nova test case
 
@@ -254,8 +259,13 @@ class RealIronicBackend:
         out = []
         for op in patch:
             if op.get('path') == '/instance_info/image_source':
-                op = dict(op, value='%s?glance=%s' % (self.info['image_url'],
-                                                      op['value']))
+                value = '%s?glance=%s' % (self.info['image_url'], op['value'])
+                if self.fail_next_deploy:
+                    # (no image id in it: Ironic's last_error names the
+                    # href, and it becomes the fault)
+                    self.fail_next_deploy = False
+                    value = self.info['missing_image_url']
+                op = dict(op, value=value)
             out.append(op)
         if len(out) != len(patch) or not any(
                 op.get('path') == '/instance_info/image_source' for op in out):
@@ -311,6 +321,17 @@ class RealIronicBackend:
                          'value': interface}])
         finally:
             self._why.text = None
+
+    def set_deploy_interface(self, node, interface):
+        """Switch a deployed node's ``deploy_interface`` (an operator's
+        maintenance on, PATCH, maintenance off: Ironic refuses the PATCH
+        on an ``active`` node outside maintenance)."""
+        self._operator('set-interface', 'PUT', '/nodes/%s/maintenance' % node,
+                       {'reason': 'switch the deploy interface'})
+        self._operator('set-interface', 'PATCH', '/nodes/%s' % node, [
+            {'op': 'replace', 'path': '/deploy_interface', 'value': interface}])
+        self._operator('set-interface', 'DELETE',
+                       '/nodes/%s/maintenance' % node)
 
     def sweep(self):
         """Remove this scenario's nodes: let each settle, maintenance on,
@@ -424,10 +445,12 @@ class RealIronicBackend:
         """Call ``action(node_id)`` right after a poll, in the polling
         thread, before the driver sees the response.
 
-        ``deploy``: after the poll that sees ``wait call-back`` (or what
-        followed it) for the ``count - deploying_reads``-th time (at least
-        the first); ``teardown``: after destroy()'s ``count``-th poll of
-        its wait for the tear-down.
+        ``deploy``: with ``count <= deploying_reads`` (the fake's polls
+        of ``deploying``), after the ``count``-th poll, which sees the
+        real ``deploying`` if it lasts that long; otherwise after the
+        poll that sees ``wait call-back`` (or what followed it) for the
+        ``count - deploying_reads``-th time.  ``teardown``: after
+        destroy()'s ``count``-th poll of its wait for the tear-down.
         """
         with self._lock:
             self._hooks.append([count, node, loop, action])
@@ -478,6 +501,44 @@ class RealIronicBackend:
         self._operator('delete', 'DELETE', '/nodes/%s' % node)
         with self._lock:
             self._append_history(node, ('<deleted>', None), time.monotonic())
+
+    def wait_cleared(self, node, timeout=30):
+        """Wait until Ironic no longer associates the node with an instance
+        (the end of its ``deleting``), reading it every 50 ms."""
+        deadline = time.monotonic() + timeout
+        while True:
+            n = self._get_json(node, observer=True)
+            if n is None or not n['instance_uuid']:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError('node %s still has instance %s after '
+                                     '%ss' % (node, n['instance_uuid'],
+                                              timeout))
+            time.sleep(0.05)
+
+    def associate(self, node, instance_id):
+        """Another deploy claims the free node: what Nova's driver sends
+        for a deploy (``instance_uuid``, the image with its checksum, then
+        the ``active`` verb), for another instance."""
+        self._operator('associate', 'PATCH', '/nodes/%s' % node, [
+            {'op': 'add', 'path': '/instance_uuid', 'value': instance_id}] +
+            self.image_patch([{'op': 'add',
+                               'path': '/instance_info/image_source',
+                               'value': 'other-image'}]))
+        self._operator('associate', 'PUT', '/nodes/%s/states/provision' % node,
+                       {'target': 'active'})
+
+    def fail_deploy(self, node):
+        """The deploy fails in Ironic: a real failure, set up before the
+        deploy (:attr:`fail_next_deploy`: its image answers 404, so Ironic
+        fails it in ``prepare``); here only checked.
+
+        :raises AssertionError: the node is not ``deploy failed``.
+        """
+        n = self._get_json(node, observer=True)
+        if n is None or n['provision_state'] != 'deploy failed':
+            raise AssertionError('node %s is not deploy failed: %s' % (
+                node, n and n['provision_state']))
 
     def abort(self, node):
         """``baremetal node abort`` (ironicclient sends microversion
@@ -603,9 +664,12 @@ class RealIronicBackend:
             if self._waiting[node] or state not in ('deploying', None,
                                                      'available'):
                 self._waiting[node] += 1
-            # the fake's poll number of this poll
-            count = self.deploying_reads + self._waiting[node] \
-                if self._waiting[node] else 0
+            # the fake's poll number of this poll: its first
+            # deploying_reads polls see deploying, the next ones what
+            # follows (wait call-back, ...)
+            count = (self.deploying_reads + self._waiting[node]
+                     if self._waiting[node] else
+                     min(self._polls[(node, loop)], self.deploying_reads))
         else:
             count = self._polls[(node, loop)]
         fired = []
@@ -613,8 +677,7 @@ class RealIronicBackend:
             want, hook_node, hook_loop, fn = hook
             if hook_loop != loop or hook_node not in (None, node):
                 continue
-            if count >= max(want, self.deploying_reads + 1
-                            if loop == 'deploy' else 1):
+            if count >= want:
                 self._hooks.remove(hook)
                 fired.append((fn, node))
         return fired

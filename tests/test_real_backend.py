@@ -1,0 +1,253 @@
+"""The real-Ironic backend of the scenario runner (run --ironic real),
+without Nova and without Ironic: request classification, the deploy
+interfaces, the image patch, poll counting and hooks, the history."""
+
+import json
+import threading
+import unittest
+
+from novaseries import mainjob
+from novaseries.scenarios import real_backend as rb
+from novaseries.scenarios import scenario_table as table
+from novaseries.util import HarnessError
+
+NODE = '4ede133e-3045-4aef-b270-8a3f25e2739b'
+INST = '534338fc-e51b-4e01-afb3-f9cb23490cd0'
+
+
+class ClassifyTest(unittest.TestCase):
+
+    def test_table(self):
+        cases = [
+            ('GET', '/', (), ('discovery', None)),
+            ('GET', '/v1', (), ('discovery', None)),
+            ('GET', f'/v1/nodes?instance_uuid={INST}&fields=uuid', (),
+             ('nodes', None)),
+            ('GET', '/v1/nodes/detail?associated=True', (), ('nodes', None)),
+            ('GET', f'/v1/nodes/{NODE}?fields=uuid', (), ('get_node', NODE)),
+            ('GET', f'/v1/nodes/{NODE}/validate', (),
+             ('validate_node', NODE)),
+            ('PATCH', f'/v1/nodes/{NODE}', ('spawn', '_add_instance_info_to_node'),
+             ('patch_node', NODE)),
+            ('PATCH', f'/v1/nodes/{NODE}',
+             ('destroy', '_cleanup_deploy', '_remove_instance_info_from_node'),
+             ('update_node', NODE)),
+            ('PUT', f'/v1/nodes/{NODE}/states/provision', (),
+             ('set_node_provision_state', NODE)),
+            ('PUT', f'/v1/nodes/{NODE}/states/power', (),
+             ('set_node_power_state', NODE)),
+            ('POST', f'/v1/nodes/{NODE}/vifs', (),
+             ('attach_vif_to_node', NODE)),
+            ('DELETE', f'/v1/nodes/{NODE}/vifs/abc', (),
+             ('detach_vif_from_node', NODE)),
+            ('GET', '/v1/ports?node_uuid=x', (), ('ports', None)),
+            ('GET', '/v1/portgroups?node=x', (), ('port_groups', None)),
+            ('DELETE', f'/v1/nodes/{NODE}', (), ('delete_node', NODE)),
+            ('POST', '/v1/nodes', (), ('create_node', None)),
+            ('GET', '/v1/chassis', (), ('request', None)),
+        ]
+        for method, path, frames, want in cases:
+            with self.subTest(method=method, path=path):
+                self.assertEqual(want, rb.classify(method, path, frames))
+
+    def test_reads_are_the_fixtures(self):
+        # the names the runner's only_reads check treats as reads
+        self.assertLessEqual({'nodes', 'get_node', 'validate_node', 'ports',
+                              'port_groups', 'volume_targets'},
+                             rb.READ_METHODS)
+        self.assertNotIn('set_node_provision_state', rb.READ_METHODS)
+
+
+class DeployInterfaceTest(unittest.TestCase):
+
+    def test_actions_wait_others_end(self):
+        by = table.BY_NAME
+        self.assertEqual(['direct'], rb.deploy_interfaces(
+            by['undeploy-deleting'], 1))
+        self.assertEqual(['direct', 'direct'], rb.deploy_interfaces(
+            by['undeploy-deleting-reschedule'], 2))
+        self.assertEqual(['fake'], rb.deploy_interfaces(by['normal-build'], 1))
+        # a rebuild boots to ACTIVE first
+        self.assertEqual(['fake'], rb.deploy_interfaces(
+            by['rebuild-newest-microversion'], 1))
+
+
+class ImagePatchTest(unittest.TestCase):
+
+    INFO = {'url': 'http://127.0.0.1:1', 'image_url': 'http://127.0.0.1:2/disk.img',
+            'missing_image_url': 'http://127.0.0.1:2/missing.img',
+            'image_sha256': 'ab' * 32}
+
+    def test_image_source_and_checksum(self):
+        backend = rb.RealIronicBackend(self.INFO)
+        patch = [{'op': 'add', 'path': '/instance_info/image_source',
+                  'value': 'glance-uuid'},
+                 {'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
+        out = backend.image_patch(patch)
+        self.assertEqual('http://127.0.0.1:2/disk.img?glance=glance-uuid',
+                         out[0]['value'])
+        self.assertEqual(patch[1], out[1])
+        self.assertEqual([('/instance_info/image_os_hash_algo', 'sha256'),
+                          ('/instance_info/image_os_hash_value', 'ab' * 32)],
+                         [(op['path'], op['value']) for op in out[2:]])
+        # the caller's patch is not changed; the id comes back
+        self.assertEqual('glance-uuid', patch[0]['value'])
+        self.assertEqual('glance-uuid', rb.glance_id(out[0]['value']))
+        self.assertEqual('other', rb.glance_id('other'))
+
+    def test_boot_from_volume_unchanged(self):
+        backend = rb.RealIronicBackend(self.INFO)
+        patch = [{'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
+        self.assertEqual(patch, backend.image_patch(patch))
+
+
+class _Request:
+    def __init__(self, method, path, body=None):
+        self.method, self.path_url = method, path
+        self.headers = {'X-OpenStack-Ironic-API-Version': '1.109'}
+        self.body = json.dumps(body).encode() if body is not None else None
+
+
+class _Response:
+    def __init__(self, body, status=200):
+        self.status_code = status
+        self._body = body
+        self.content = json.dumps(body).encode()
+
+    def json(self):
+        return self._body
+
+
+class PollTest(unittest.TestCase):
+    """Polls and hooks, fed with the driver's requests."""
+
+    def setUp(self):
+        self.backend = rb.RealIronicBackend(ImagePatchTest.INFO)
+        self.backend._history[NODE] = [('available', None)]
+        self.backend._history_t0[NODE] = 0
+        self.fired = []
+
+    def _deploy_request(self):
+        self.backend._nova_request(
+            _Request('PUT', f'/v1/nodes/{NODE}/states/provision',
+                     {'target': 'active'}), _Response(None, 202), 202, 0)
+
+    def _poll(self, state, target='active', loop='deploy', nodes=None):
+        b = self.backend
+        if loop == 'deploy':
+            b._loop.deploy = INST
+        req = _Request('GET', f'/v1/nodes?instance_uuid={INST}&fields=uuid')
+        body = {'nodes': [{'uuid': NODE, 'provision_state': state,
+                           'target_provision_state': target}]
+                if nodes is None else nodes}
+        import time
+        b._nova_request(req, _Response(body), 200, time.monotonic())
+        b._loop.deploy = None
+
+    def test_first_step_waits_for_wait_callback(self):
+        # The fake's poll 2 (deploying_reads=1): the first poll that sees
+        # wait call-back, however long the real deploying lasted.
+        b = self.backend
+        b.after_polls(2, lambda n: self.fired.append(('undeploy', n)))
+        self._deploy_request()
+        for _ in range(3):
+            self._poll('deploying')
+        self.assertEqual([], self.fired)
+        self._poll('wait call-back')
+        self.assertEqual([('undeploy', NODE)], self.fired)
+        self.assertEqual(4, b.polls(NODE))
+        # a step at the fake's poll 3 comes one poll later
+        b.after_polls(3, lambda n: self.fired.append(('delete', n)),
+                      node=NODE)
+        self._poll('deleting', 'available')
+        self.assertEqual(('delete', NODE), self.fired[-1])
+        self.assertEqual([('available', None), ('deploying', 'active'),
+                          ('wait call-back', 'active'),
+                          ('deleting', 'available')], b.history(NODE))
+
+    def test_deploying_reads_shift_the_count(self):
+        b = rb.RealIronicBackend(ImagePatchTest.INFO, deploying_reads=3)
+        self.backend = b
+        b.after_polls(4, lambda n: self.fired.append(n))
+        self._deploy_request()
+        self._poll('wait call-back')
+        self.assertEqual([NODE], self.fired)
+
+    def test_step_during_deploying(self):
+        # user-delete-deploying: after_polls=1, deploying_reads=5: the
+        # first poll, which sees the real deploying (locked)
+        b = rb.RealIronicBackend(ImagePatchTest.INFO, deploying_reads=5)
+        self.backend = b
+        b.after_polls(1, lambda n: self.fired.append(n))
+        self._deploy_request()
+        self._poll('deploying')
+        self.assertEqual([NODE], self.fired)
+
+    def test_teardown_polls(self):
+        b = self.backend
+        b.after_polls(1, lambda n: self.fired.append(('td', n)),
+                      loop='teardown')
+        self._poll('wait call-back')            # a deploy poll: node known
+        # destroy()'s wait, from another thread than the deploy's
+        b._teardowns[INST] += 1
+        t = threading.Thread(target=self._poll, args=('deleting', 'available'),
+                             kwargs={'loop': 'teardown'})
+        t.start()
+        t.join()
+        self.assertEqual([('td', NODE)], self.fired)
+        self.assertEqual(1, b.polls(NODE, 'teardown'))
+        # a lost node: the poll is still the node's (last known)
+        self._poll(None, nodes=[])
+        self.assertEqual(2, b.polls(NODE))
+        self.assertEqual(['nodes', 'nodes', 'nodes'],
+                         [c.method for c in b.call_log])
+        self.assertEqual([NODE] * 3, [c.node for c in b.call_log])
+
+    def test_reads_outside_the_loops_are_not_polls(self):
+        b = self.backend
+        b.after_polls(1, lambda n: self.fired.append(n), loop='teardown')
+        self._poll('wait call-back', loop=None)
+        self.assertEqual(0, b.polls(NODE))
+        self.assertEqual([], self.fired)
+        recs = b.requests()
+        self.assertEqual('nova', recs[-1]['actor'])
+        self.assertIsNone(recs[-1]['loop'])
+
+    def test_older_read_does_not_rewrite_history(self):
+        b = self.backend
+        b._observe(NODE, {'provision_state': 'deleting',
+                          'target_provision_state': 'available'}, 10.0)
+        # a read sent before that one, answered after it
+        b._observe(NODE, {'provision_state': 'wait call-back',
+                          'target_provision_state': 'active'}, 9.0)
+        self.assertEqual([('available', None), ('deleting', 'available')],
+                         b.history(NODE))
+
+
+class PlayableTest(unittest.TestCase):
+
+    def test_every_scenario_says(self):
+        for sc in table.SCENARIOS:
+            with self.subTest(sc.name):
+                self.assertTrue(sc.real is True or (
+                    isinstance(sc.real, str) and sc.real))
+
+    def test_unplayable_refused_with_reason(self):
+        bad = [s for s in table.SCENARIOS if s.real is not True]
+        self.assertTrue(bad)
+        with self.assertRaises(HarnessError) as e:
+            mainjob.real_scenarios([bad[0].name])
+        self.assertIn(bad[0].real, str(e.exception))
+
+    def test_default_and_ci_subsets(self):
+        playable = mainjob.real_scenarios()
+        self.assertEqual([s.name for s in table.SCENARIOS if s.real is True],
+                         playable)
+        self.assertLessEqual(set(table.REAL_CI), set(playable))
+        self.assertIn('undeploy-deleting', table.REAL_CI)
+        self.assertIn('undeploy-deleting-reschedule', table.REAL_CI)
+        self.assertIn('user-delete-during-destroy', table.REAL_CI)
+
+
+if __name__ == '__main__':
+    unittest.main()
