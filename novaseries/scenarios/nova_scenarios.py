@@ -1251,6 +1251,10 @@ def main(argv=None):
         json.dump([s.describe() for s in SCENARIOS], sys.stdout, indent=1)
         return 0
     names = args.scenario or ([] if args.bench else list(BY_NAME))
+    if not args.bench:
+        # (a benchmark run's watchdog registers its own)
+        faulthandler.register(signal.SIGUSR1, file=os.fdopen(
+            os.dup(2), 'w', buffering=1), all_threads=True)
     out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
     base, attrs = ScenarioTest, {}
     if args.ironic == 'real':

@@ -661,8 +661,8 @@ class RealIronicBackend:
         self._deploy_instance.setdefault(node, instance)
         if loop == 'deploy':
             state = nodes[0].get('provision_state') if nodes else None
-            if self._waiting[node] or state not in ('deploying', None,
-                                                     'available'):
+            if self._waiting[node] or state not in (
+                    'deploying', None, 'available'):
                 self._waiting[node] += 1
             # the fake's poll number of this poll: its first
             # deploying_reads polls see deploying, the next ones what
@@ -685,8 +685,9 @@ class RealIronicBackend:
     def _observe(self, node, n, t0):
         """A read of the node, sent at ``t0``: its state for the history."""
         with self._lock:
-            self._append_history(node, (n.get('provision_state'),
-                                         n.get('target_provision_state')), t0)
+            self._append_history(
+                node, (n.get('provision_state'),
+                       n.get('target_provision_state')), t0)
 
     def _append_history(self, node, entry, t0):
         if node not in self._history or t0 < self._history_t0.get(node, 0):
