@@ -9,6 +9,7 @@ main scenario job adds ``run`` this way, and may add a ci step with
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 from novaseries import __version__, checks, ci, export, runner, targets as targets_mod
@@ -205,6 +206,11 @@ def _unavailable(name, reason):
     return func
 
 
+def _terminated(signum, frame):
+    print("novaseries: terminated", file=sys.stderr, flush=True)
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
     """Entry point; returns the exit status.  HarnessError -> one line, exit 1."""
     load_plugins()
@@ -213,6 +219,11 @@ def main(argv=None):
     if extra and not getattr(args.func, "unavailable", False):
         parser.parse_args(argv)  # argparse's own error for the extra arguments
     setup_logging(args.verbose - args.quiet)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        # SIGTERM (a CI runner's timeout, kill) unwinds like Ctrl-C: the
+        # commands' clean-ups run (no real Ironic, no scenario runner is
+        # left behind); exit status 143
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         ctx = Context.create(args.root, args.build_dir, args.sdist_cache)
         return args.func(ctx, args)

@@ -35,7 +35,7 @@ import textwrap
 import threading
 import time
 
-from novaseries import benchreport, runner, targets as targets_mod
+from novaseries import benchreport, procs, runner, targets as targets_mod
 from novaseries.scenarios import bench_table, scenario_table
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, HarnessError, say
@@ -128,7 +128,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
     """
     outdir = pathlib.Path(outdir or ctx.results('run'))
     outdir.mkdir(parents=True, exist_ok=True)
-    procs = {}
+    running = {}
     for label, tree in trees.items():
         out = outdir / f"{_stem(label, target)}.json"
         if out.exists():
@@ -142,26 +142,28 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
         if extra_args:
             env['PYTHONPATH'] = os.pathsep.join([str(tree), str(ctx.root)])
         log = open(outdir / f"{_stem(label, target)}.log", 'w')
+        # (the runner dies with the harness, even when it is SIGKILLed)
         proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=log,
-                                stdin=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL,
+                                preexec_fn=procs.die_with_parent())
         lines = []
         thread = threading.Thread(target=_stream, args=(
             proc, f"{label}/{target.mode_name}" if target.mode_name else label,
             lines))
         thread.start()
-        procs[label] = (proc, thread, out, log, lines)
+        running[label] = (proc, thread, out, log, lines)
     try:
-        for proc, *_ in procs.values():
+        for proc, *_ in running.values():
             proc.wait()
     finally:
         # interrupted (Ctrl-C, SIGTERM): no runner outlives the command
-        for proc, *_ in procs.values():
+        for proc, *_ in running.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
     data = {}
-    for label, (proc, thread, out, log, lines) in procs.items():
+    for label, (proc, thread, out, log, lines) in running.items():
         rc = proc.wait()
         thread.join()
         log.close()
