@@ -465,7 +465,9 @@ class Scenario:
         ``reap-log`` (LP 2169200: the ACTIVE server is deleted while its
         nova-compute is down, nova-compute restarts, then the periodic
         ``_cleanup_running_deleted_instances`` runs once with
-        ``running_deleted_instance_action`` ``reap`` / ``log``) or
+        ``running_deleted_instance_action`` ``reap`` / ``log``),
+        ``build-delete`` (a normal build, then the user deletes the
+        ACTIVE server) or
         ``cleanup-fail-delete`` (LP 2169779: the action fails the deploy,
         Ironic's API refuses the clean-up's tear-down request once with
         503, then the user deletes the server in ERROR) or ``recovery`` (a
@@ -629,6 +631,11 @@ SCENARIOS = [
              source='control',
              reproducer=[status('ACTIVE'), one_call_per_poll, clean],
              fixed=[status('ACTIVE'), one_call_per_poll, clean]),
+    Scenario('normal-build-delete', 'control: a normal build, then the '
+             'user deletes the ACTIVE server', kind='build-delete',
+             source='control',
+             reproducer=[status('DELETED'), clean],
+             fixed=[status('DELETED'), clean]),
     Scenario('rebuild-error', 'control: rebuild of a server in ERROR '
              '(LP 1735009)', kind='rebuild-error', source='LP 1735009',
              reproducer=[status('ACTIVE'), clean],
