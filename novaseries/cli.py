@@ -207,6 +207,8 @@ def _unavailable(name, reason):
 
 
 def _terminated(signum, frame):
+    # a second SIGTERM must not cut the clean-ups short
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print("novaseries: terminated", file=sys.stderr, flush=True)
     raise SystemExit(128 + signum)
 
@@ -220,9 +222,11 @@ def main(argv=None):
         parser.parse_args(argv)  # argparse's own error for the extra arguments
     setup_logging(args.verbose - args.quiet)
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        # SIGTERM (a CI runner's timeout, kill) unwinds like Ctrl-C: the
-        # commands' clean-ups run (no real Ironic, no scenario runner is
-        # left behind); exit status 143
+        # SIGTERM (a CI runner's timeout, kill) unwinds the main thread
+        # like Ctrl-C: its clean-ups run (run --ironic real stops its
+        # Ironics and runners); exit status 143.  (ci's steps run in
+        # other threads: their processes die with the harness instead,
+        # PDEATHSIG, and the next start sweeps their run directories.)
         signal.signal(signal.SIGTERM, _terminated)
     try:
         ctx = Context.create(args.root, args.build_dir, args.sdist_cache)

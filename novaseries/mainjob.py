@@ -296,13 +296,13 @@ def prepare_trees(ctx, target):
 STUCK = ('BUILD', 'REBUILD')
 
 
-def _wait_text(obs):
+def _wait_text(obs, interval=POLL_INTERVAL):
     if obs.get('status') in STUCK:
         return 'never'
     polls = obs.get('polls_after_action')
     if polls is None:
         return '-'
-    return f"{polls} ({polls * POLL_INTERVAL}s)"
+    return f"{polls} ({polls * interval}s)"
 
 
 def _wall_text(obs):
@@ -319,7 +319,7 @@ TEXT_WIDTH = 100
 TEXT_INDENT = 41
 
 
-def table(data):
+def table(data, interval=POLL_INTERVAL, wall='wall@0'):
     """Rows of the verdict table, as a list of strings.
 
     One row per scenario and tree: status/task, the first node's state,
@@ -329,10 +329,15 @@ def table(data):
     (placement usage, allocations, nodes not ``available`` or keeping the
     instance, its instance_info or VIFs, a port still bound), the fault in
     full and the ironic driver's WARNING lines.
+
+    :param interval: seconds per poll for ``polls (wait)``: the default
+        ``[ironic] api_retry_interval`` for the fake run (which polls at
+        0), the real run's own interval for ``--ironic real``.
+    :param wall: the wall-time column's title (``wall@0``: at interval 0).
     """
     rows = []
     head = (f"{'scenario':30} {'tree':10} {'status/task':16} "
-            f"{'node state':11} {'polls (wait)':13} {'wall@0':7} "
+            f"{'node state':11} {'polls (wait)':13} {wall:7} "
             f"{'calls/poll':10} {'leftovers':10} {'verdict'}")
     rows.append(head)
     rows.append('-' * len(head))
@@ -348,7 +353,7 @@ def table(data):
             left = _leftovers(obs)
             rows.append(f"{name if label == 'reproducer' else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
-                        f"{_wait_text(obs):13} "
+                        f"{_wait_text(obs, interval):13} "
                         f"{_wall_text(obs):7} "
                         f"{str(obs.get('calls_per_poll')):10} "
                         f"{f'{len(left)} (below)' if left else 'none':10} "
@@ -496,6 +501,12 @@ def real_scenarios(names=()):
 
 def run_real(ctx, target_name='master', scenarios=(), modes=None,
              json_out=None):
+    """:func:`play_real`; returns its exit status."""
+    return play_real(ctx, target_name, scenarios, modes, json_out)[0]
+
+
+def play_real(ctx, target_name='master', scenarios=(), modes=None,
+              json_out=None):
     """``run --ironic real``: the scenarios through Nova's whole stack
     (API, conductor, scheduler, placement, compute with the real
     ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per
@@ -510,7 +521,10 @@ def run_real(ctx, target_name='master', scenarios=(), modes=None,
     ``build/results/run/run-real.json``).  The Ironics stop when the run
     ends, fails or is interrupted.
 
-    :returns: the exit status (0: the fixed tree right in every mode).
+    :param json_out: where to copy the run's JSON (default
+        ``build/results/run/run-real.json``, the latest run's).
+    :returns: ``(exit status, this run's run.json)``; the status is 0 when
+        the fixed tree is right in every mode.
     :raises HarnessError: a scenario that is not playable, a runner that
         failed without its JSON, an Ironic that did not start.
     """
@@ -563,19 +577,29 @@ def run_real(ctx, target_name='master', scenarios=(), modes=None,
             put(f"=== {mode} mode, real Ironic {realironic.IRONIC_VERSION}: "
                 f"{MODES[mode]}")
             put('')
-            for row in table(data):
+            for row in table(data, interval=real_backend_interval(),
+                             wall='wall'):
                 put(row)
             result['by_mode'][mode] = data
             summary.append(f"{mode} mode: fixed tree "
                            f"{len(data['fixed']['scenarios']) - wrong} of "
                            f"{len(data['fixed']['scenarios'])} scenarios right")
-    _write_json(outdir / 'run.json', result)
+    own = outdir / 'run.json'
+    _write_json(own, result)
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'run-real.json'
     _write_json(out, result)
-    put(f"\nJSON: {out}; requests and Ironic logs: {outdir}")
+    put(f"\nJSON: {own} (copied to {out}); requests and Ironic logs: {outdir}")
     put('; '.join(summary + [f"{time.monotonic() - start:.0f} s"]))
-    return 1 if wrong_total else 0
+    return (1 if wrong_total else 0), own
+
+
+def real_backend_interval():
+    """``[ironic] api_retry_interval`` of a real run (s): the scenario
+    runner's ``real_backend.POLL_INTERVAL`` (read from its source: the
+    module imports nothing of Nova, but lives with the runner)."""
+    text = (INNER.parent / 'real_backend.py').read_text()
+    return int(re.search(r'^POLL_INTERVAL = (\d+)', text, re.M).group(1))
 
 
 def _keep_log(ironic, dest):
@@ -747,7 +771,8 @@ def _register():
                                  help='runs of each benchmark spec (default '
                                  f'{BENCH_RUNS}; the report gives medians)')),
         (('--json',), dict(help='where to write the JSON (default: '
-                           'build/results/run/run.json)')),
+                           'build/results/run/run.json; with --ironic real '
+                           'run-real.json)')),
         (('--ironic',), dict(choices=('fake', 'real'), default='fake',
                              help='fake: the fake Ironic of the series '
                              '(default); real: a real Ironic 39.0.0 on '

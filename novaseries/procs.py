@@ -231,13 +231,17 @@ def die_with_parent():
     """A ``preexec_fn``: the new process gets SIGTERM when the thread that
     started it dies (Linux ``PR_SET_PDEATHSIG``; elsewhere the sweep)."""
     parent = os.getpid()  # evaluated in the parent, before the fork
+    # looked up in the parent: a dlopen in the child of a threaded parent
+    # can deadlock on the loader's lock before the exec
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except Exception:  # noqa: BLE001 - not Linux: rely on the sweep
+        prctl = None
 
     def preexec():
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except Exception:  # noqa: BLE001 - not Linux: rely on the sweep
+        if prctl is None:
             return
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         if os.getppid() != parent:  # the parent died before prctl
             os.kill(os.getpid(), signal.SIGTERM)
 

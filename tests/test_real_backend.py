@@ -4,6 +4,7 @@ interfaces, the image patch, poll counting and hooks, the history."""
 
 import json
 import threading
+import time
 import unittest
 
 from novaseries import mainjob
@@ -50,12 +51,18 @@ class ClassifyTest(unittest.TestCase):
             with self.subTest(method=method, path=path):
                 self.assertEqual(want, rb.classify(method, path, frames))
 
-    def test_reads_are_the_fixtures(self):
-        # the names the runner's only_reads check treats as reads
-        self.assertLessEqual({'nodes', 'get_node', 'validate_node', 'ports',
-                              'port_groups', 'volume_targets'},
-                             rb.READ_METHODS)
-        self.assertNotIn('set_node_provision_state', rb.READ_METHODS)
+    def test_every_read_is_a_read(self):
+        # only_reads treats these names as reads: each GET the driver
+        # sends must classify as one of them
+        for path in ('/v1/nodes?instance_uuid=x', f'/v1/nodes/{NODE}',
+                     f'/v1/nodes/{NODE}/validate', '/v1/ports?node=x',
+                     '/v1/portgroups?node=x', '/v1'):
+            with self.subTest(path):
+                self.assertIn(rb.classify('GET', path)[0], rb.READ_METHODS)
+        for method, path in (('PUT', f'/v1/nodes/{NODE}/states/provision'),
+                             ('PATCH', f'/v1/nodes/{NODE}'),
+                             ('DELETE', f'/v1/nodes/{NODE}/vifs/x')):
+            self.assertNotIn(rb.classify(method, path)[0], rb.READ_METHODS)
 
 
 class DeployInterfaceTest(unittest.TestCase):
@@ -95,6 +102,17 @@ class ImagePatchTest(unittest.TestCase):
         self.assertEqual('glance-uuid', rb.glance_id(out[0]['value']))
         self.assertEqual('other', rb.glance_id('other'))
 
+    def test_failing_deploy_once(self):
+        backend = rb.RealIronicBackend(self.INFO)
+        backend.fail_next_deploy = True
+        patch = [{'op': 'add', 'path': '/instance_info/image_source',
+                  'value': 'glance-uuid'}]
+        first = backend.image_patch(patch)[0]['value']
+        # the 404 image, and no image id for Ironic's last_error to name
+        self.assertEqual('http://127.0.0.1:2/missing.img', first)
+        self.assertEqual('http://127.0.0.1:2/disk.img?glance=glance-uuid',
+                         backend.image_patch(patch)[0]['value'])
+
     def test_boot_from_volume_unchanged(self):
         backend = rb.RealIronicBackend(self.INFO)
         patch = [{'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
@@ -127,8 +145,12 @@ class PollTest(unittest.TestCase):
         self.backend._history_t0[NODE] = 0
         self.fired = []
 
+    def tearDown(self):
+        # (the recorder keeps its own failures instead of raising them)
+        self.assertEqual([], self.backend.errors)
+
     def _deploy_request(self):
-        self.backend._nova_request(
+        self.backend._record_safely(
             _Request('PUT', f'/v1/nodes/{NODE}/states/provision',
                      {'target': 'active'}), _Response(None, 202), 202, 0)
 
@@ -140,8 +162,9 @@ class PollTest(unittest.TestCase):
         body = {'nodes': [{'uuid': NODE, 'provision_state': state,
                            'target_provision_state': target}]
                 if nodes is None else nodes}
-        import time
-        b._nova_request(req, _Response(body), 200, time.monotonic())
+        # as Nova's connection does: record, then run the steps fired
+        b._run_hooks(b._record_safely(req, _Response(body), 200,
+                                      time.monotonic()))
         b._loop.deploy = None
 
     def test_first_step_waits_for_wait_callback(self):
@@ -203,6 +226,40 @@ class PollTest(unittest.TestCase):
                          [c.method for c in b.call_log])
         self.assertEqual([NODE] * 3, [c.node for c in b.call_log])
 
+    def test_step_that_raises_is_kept_not_passed_on(self):
+        b = self.backend
+        called = []
+        b.on_error = lambda: called.append(True)
+
+        def bad(node):
+            raise RuntimeError('409 from the undeploy')
+
+        b.after_polls(2, bad)
+        b.after_polls(2, lambda n: self.fired.append(n))
+        self._deploy_request()
+        # what Nova's connection calls: the recorder, then the steps
+        b._loop.deploy = INST
+        hooks = b._record_safely(
+            _Request('GET', f'/v1/nodes?instance_uuid={INST}'),
+            _Response({'nodes': [{'uuid': NODE,
+                                  'provision_state': 'wait call-back'}]}),
+            200, 0)
+        b._loop.deploy = None
+        b._run_hooks(hooks)             # does not raise
+        self.assertEqual([NODE], self.fired)    # the next step still ran
+        self.assertEqual([True], called)
+        self.assertEqual(1, len(b.errors))
+        self.assertIn('409 from the undeploy', b.errors[0])
+        del b.errors[:]
+
+    def test_recorder_failure_is_kept_not_passed_on(self):
+        b = self.backend
+        req = _Request('GET', '/v1/nodes')
+        self.assertEqual([], b._record_safely(req, object(), 200, 0))
+        self.assertEqual(1, len(b.errors))
+        self.assertIn('recording GET /v1/nodes', b.errors[0])
+        del b.errors[:]
+
     def test_reads_outside_the_loops_are_not_polls(self):
         b = self.backend
         b.after_polls(1, lambda n: self.fired.append(n), loop='teardown')
@@ -239,14 +296,22 @@ class PlayableTest(unittest.TestCase):
             mainjob.real_scenarios([bad[0].name])
         self.assertIn(bad[0].real, str(e.exception))
 
-    def test_default_and_ci_subsets(self):
-        playable = mainjob.real_scenarios()
-        self.assertEqual([s.name for s in table.SCENARIOS if s.real is True],
-                         playable)
-        self.assertLessEqual(set(table.REAL_CI), set(playable))
-        self.assertIn('undeploy-deleting', table.REAL_CI)
-        self.assertIn('undeploy-deleting-reschedule', table.REAL_CI)
-        self.assertIn('user-delete-during-destroy', table.REAL_CI)
+    def test_ci_subset_is_playable(self):
+        self.assertLessEqual(set(table.REAL_CI), set(mainjob.real_scenarios()))
+        self.assertEqual(list(table.REAL_CI),
+                         mainjob.real_scenarios(table.REAL_CI))
+
+    def test_table_interval(self):
+        obs = {'scenario': 'undeploy-deleting', 'status': 'ERROR',
+               'polls_after_action': 5, 'wall_seconds_after_action': 7.0,
+               'verdict': 'ok', 'nodes': []}
+        data = {'reproducer': {'scenarios': [obs]},
+                'fixed': {'scenarios': [obs]}}
+        self.assertIn('5 (10s)', mainjob.table(data)[2])
+        rows = mainjob.table(data, interval=mainjob.real_backend_interval(),
+                             wall='wall')
+        self.assertIn('5 (5s)', rows[2])
+        self.assertIn(' wall ', rows[0])
 
 
 if __name__ == '__main__':

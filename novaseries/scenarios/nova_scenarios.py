@@ -716,7 +716,8 @@ class RealScenarioTest(ScenarioTest):
         self.useFixture(fixtures.MonkeyPatch(
             'openstack.proxy.Proxy.get_endpoint', get_endpoint))
         self.ironic = real_backend.RealIronicBackend(
-            self.INFO, deploying_reads=sc.deploying_reads or 1)
+            self.INFO, deploying_reads=1 if sc.deploying_reads is None
+            else sc.deploying_reads)
         # the fake fails the deploy when the step comes; a real deploy
         # fails by itself, from the start (its image answers 404)
         self.ironic.fail_next_deploy = sc.action == 'fail'
@@ -747,6 +748,10 @@ class RealScenarioTest(ScenarioTest):
         return server
 
     def _wait_for_status(self, server_id, status):
+        """The server once it has ``status`` (within SETTLE_TIMEOUT s);
+        unlike Nova's _wait_for_server_parameter, it fails at once on
+        ERROR, with the fault.  :raises AssertionError: ERROR, or not in
+        time."""
         deadline = time.monotonic() + self.SETTLE_TIMEOUT
         while True:
             server = self.api.get_server(server_id)
@@ -786,20 +791,48 @@ class RealScenarioTest(ScenarioTest):
         self.ironic.settle()
         super()._record(sc, rec, *args, **kwargs)
         rec['backend'] = 'real Ironic'
+        rec['leftover_nodes_removed'] = list(self.ironic.leftovers_removed)
 
     def _sweep(self):
-        rec = type(self).RESULT
-        records = self.ironic.requests()
-        if rec is not None:
-            actors = collections.Counter(r['actor'] for r in records)
-            rec['nova_requests'] = actors['nova']
-            rec['operator_requests'] = actors['operator']
+        """Remove the scenario's nodes, then keep every request (the
+        sweep's too), also when the scenario failed in its setUp."""
+        try:
+            self.ironic.sweep()
+        finally:
+            records = self.ironic.requests()
+            path = None
             if self.REQUESTS_DIR:
                 path = os.path.join(self.REQUESTS_DIR,
                                     '%s.requests.jsonl' % self.SCENARIO.name)
                 real_backend.dump(records, path)
+            rec = type(self).RESULT
+            if rec is not None:
+                actors = collections.Counter(r['actor'] for r in records)
+                rec['nova_requests'] = actors['nova']
+                rec['operator_requests'] = actors['operator']
                 rec['requests_file'] = path
-        self.ironic.sweep()
+
+    def _arm(self, node=None, server_id=None):
+        # a step that raises (in the driver's thread, where the backend
+        # keeps its error) must not leave _run waiting for it
+        done = super()._arm(node, server_id)
+        self.ironic.on_error = done.set
+        return done
+
+    def test_scenario(self):
+        try:
+            super().test_scenario()
+        finally:
+            errors = list(self.ironic.errors)
+            if errors:
+                rec = type(self).RESULT
+                # the step's error first: what followed is its consequence
+                rec['error'] = 'a scenario step or the request recorder ' \
+                    'failed (the scenario did not happen as defined):\n' + \
+                    '\n'.join(errors) + (
+                        '\nthen: ' + rec['error'] if rec.get('error') else '')
+        if errors:
+            raise AssertionError(rec['error'])
 
 
 def _make_case(scenario, base=ScenarioTest, **attrs):

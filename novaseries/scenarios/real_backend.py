@@ -28,8 +28,9 @@ what the real service shows:
   response and before the driver sees it, so the driver's next read sees
   their effect.
 * **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
-  the option takes), ``[fake]`` power and boot delays of 1 s (``deploying``
-  about 3.4 s, ``deleting`` about 4.1 s, see doc/real-ironic.rst).  A
+  the option takes); the harness starts Ironic with ``[fake]`` delays
+  (``mainjob.REAL_FAKE_DELAYS``) that keep ``deploying`` and ``deleting``
+  several polls long (see doc/real-ironic.rst).  A
   deploy step of the fake at its poll N (the fake's deploy is ``deploying``
   for ``deploying_reads`` polls, then ``wait call-back``) runs here at the
   poll that sees ``wait call-back`` for the (N - deploying_reads)th time:
@@ -52,6 +53,7 @@ import json
 import sys
 import threading
 import time
+import traceback
 import types
 import urllib.parse
 
@@ -180,7 +182,16 @@ class RealIronicBackend:
         self._history = {}                      # node -> [(state, target)]
         self._history_t0 = {}                   # node -> t0 of last entry
         self._instance_node = {}                # instance -> node
-        self._deploy_instance = {}              # node -> instance
+        #: Tracebacks of scenario steps that raised in the driver's
+        #: thread, and of the recorder's own failures: never passed on to
+        #: Nova's request (it would judge a harness error as Nova's), the
+        #: runner reports them as the scenario's error.
+        self.errors = []
+        #: Called (no arguments) after a step raised.
+        self.on_error = None
+        #: Nodes a previous scenario left in this Ironic, removed by
+        #: enrol() (uuids).
+        self.leftovers_removed = []
         self.node_ids = []
         self._watcher = None
         #: The operator's client (recorded, ``actor: operator``).
@@ -282,13 +293,20 @@ class RealIronicBackend:
         """Enrol ``node-1..N`` (``available``, power off, resource class
         ``baremetal``), one per deploy interface given; start the observer.
 
-        :raises AssertionError: Ironic has nodes already (the compute
-            service's hash ring would take them).
+        Nodes a previous scenario left (its sweep failed) are removed
+        first (nova-compute's hash ring would take them) and listed in
+        :attr:`leftovers_removed`.
+
+        :param interfaces: one ``deploy_interface`` per node.
+        :returns: the node uuids, in order.
+        :raises AssertionError: a leftover node could not be removed.
+        :raises RealIronicError: Ironic refused the enrolment.
         """
-        existing = self._observer.ok('GET', '/nodes')['nodes']
+        existing = [n['uuid'] for n in
+                    self._observer.ok('GET', '/nodes')['nodes']]
         if existing:
-            raise AssertionError('the real Ironic has nodes from before: %s' %
-                                 [n['uuid'] for n in existing])
+            self.leftovers_removed = existing
+            self._remove(existing, 'sweep-leftovers')
         self._why.text = 'enrol'
         try:
             for i, iface in enumerate(interfaces):
@@ -307,25 +325,28 @@ class RealIronicBackend:
     def free_nodes_deploy(self, interface='fake', but=None):
         """Switch the nodes that are still free (``available``, no
         instance) but ``but`` to ``interface`` (an operator's PATCH; Ironic
-        allows it on an available node)."""
-        self._why.text = 'set-interface'
-        try:
-            for node in self.node_ids:
-                if node == but:
-                    continue
-                n = self._get_json(node)
-                if n and n['provision_state'] == 'available' and \
-                        not n['instance_uuid']:
-                    self.client.ok('PATCH', '/nodes/%s' % node, [
-                        {'op': 'replace', 'path': '/deploy_interface',
-                         'value': interface}])
-        finally:
-            self._why.text = None
+        allows it on an available node).
+
+        :raises AssertionError: Ironic refused a request.
+        """
+        patch = [{'op': 'replace', 'path': '/deploy_interface',
+                  'value': interface}]
+        for node in self.node_ids:
+            if node == but:
+                continue
+            n = self._get_json(node, observer=True)
+            if n and n['provision_state'] == 'available' and \
+                    not n['instance_uuid']:
+                self._operator('set-interface', 'PATCH', '/nodes/%s' % node,
+                               patch)
 
     def set_deploy_interface(self, node, interface):
         """Switch a deployed node's ``deploy_interface`` (an operator's
         maintenance on, PATCH, maintenance off: Ironic refuses the PATCH
-        on an ``active`` node outside maintenance)."""
+        on an ``active`` node outside maintenance).
+
+        :raises AssertionError: Ironic refused a request.
+        """
         self._operator('set-interface', 'PUT', '/nodes/%s/maintenance' % node,
                        {'reason': 'switch the deploy interface'})
         self._operator('set-interface', 'PATCH', '/nodes/%s' % node, [
@@ -341,31 +362,41 @@ class RealIronicBackend:
         """
         if self._watcher:
             self._watcher.stop()
-        self._why.text = 'sweep'
+        self._remove(self.node_ids, 'sweep')
+
+    def _remove(self, nodes, why):
+        """Let each node settle, maintenance on, DELETE; every node is
+        tried.  :raises AssertionError: naming each node that failed."""
+        self._why.text = why
         problems = []
         try:
-            for node in self.node_ids:
+            for node in nodes:
                 try:
                     if self._wait_settled(node) is None:
                         continue
                     self.client.ok('PUT', '/nodes/%s/maintenance' % node,
-                                   {'reason': 'sweep'})
+                                   {'reason': why})
                     self.client.ok('DELETE', '/nodes/%s' % node)
-                except Exception as e:      # the others are still swept
+                except Exception as e:      # the others are still removed
                     problems.append('%s: %s' % (node, e))
         finally:
             self._why.text = None
         if problems:
-            raise AssertionError('could not sweep: %s' % '; '.join(problems))
+            raise AssertionError('could not remove (%s): %s' % (
+                why, '; '.join(problems)))
 
     def _get_json(self, node, observer=False):
+        """The node as Ironic's API gives it (a dict), None on 404; its
+        state goes into the history.  :raises AssertionError: another
+        error status."""
+        t0 = time.monotonic()
         status, body = (self._observer if observer else self.client).request(
             'GET', '/nodes/%s' % node)
         if status == 404:
             return None
         if status >= 300:
             raise AssertionError('GET node %s: %s %s' % (node, status, body))
-        self._observe(node, body, time.monotonic())
+        self._observe(node, body, t0)
         return body
 
     def _wait_settled(self, node, timeout=SETTLE_TIMEOUT):
@@ -406,6 +437,7 @@ class RealIronicBackend:
             reservation=n['reservation'])
 
     def state(self, node):
+        """``(provision_state, target_provision_state)`` of the node."""
         n = self.get(node)
         return n.provision_state, n.target_provision_state
 
@@ -432,7 +464,10 @@ class RealIronicBackend:
 
     def settle(self, node=None):
         """Wait until the node (every node) is unlocked and in no state
-        the conductor leaves by itself (TRANSITIONAL)."""
+        the conductor leaves by itself (TRANSITIONAL).
+
+        :raises AssertionError: a node not settled in SETTLE_TIMEOUT s.
+        """
         for n in [node] if node else self.node_ids:
             self._wait_settled(n)
 
@@ -456,7 +491,12 @@ class RealIronicBackend:
             self._hooks.append([count, node, loop, action])
 
     def wait_for_deploy(self, instance_id, polls=0, timeout=60):
-        """The node whose deploy of the instance the driver polled."""
+        """The node whose deploy of the instance the driver polled
+        ``polls`` times.
+
+        :param timeout: seconds.
+        :raises AssertionError: not within ``timeout``.
+        """
         with self._lock:
             if not self._cond.wait_for(
                     lambda: self._instance_node.get(instance_id) and
@@ -498,13 +538,18 @@ class RealIronicBackend:
 
     def delete_node(self, node):
         """``baremetal node delete``."""
+        t0 = time.monotonic()
         self._operator('delete', 'DELETE', '/nodes/%s' % node)
         with self._lock:
-            self._append_history(node, ('<deleted>', None), time.monotonic())
+            self._append_history(node, ('<deleted>', None), t0)
 
     def wait_cleared(self, node, timeout=30):
         """Wait until Ironic no longer associates the node with an instance
-        (the end of its ``deleting``), reading it every 50 ms."""
+        (the end of its ``deleting``), reading it every 50 ms.
+
+        :param timeout: seconds.
+        :raises AssertionError: still associated after ``timeout``.
+        """
         deadline = time.monotonic() + timeout
         while True:
             n = self._get_json(node, observer=True)
@@ -588,15 +633,49 @@ class RealIronicBackend:
             try:
                 resp = send(request, **kwargs)
             except Exception as e:
-                backend._nova_request(request, None, type(e).__name__, t0)
+                backend._record_safely(request, None, type(e).__name__, t0,
+                                       str(e))
                 raise
-            backend._nova_request(request, resp, resp.status_code, t0)
+            hooks = backend._record_safely(request, resp, resp.status_code,
+                                           t0)
+            backend._run_hooks(hooks)
             return resp
 
         rsession.send = recording_send
         rsession._real_ironic_recorded = True
 
-    def _nova_request(self, request, resp, status, t0):
+    def _record_safely(self, request, resp, status, t0, error=None):
+        """:meth:`_nova_request`; a failure of the recorder is kept in
+        :attr:`errors`, never raised into Nova's request."""
+        try:
+            return self._nova_request(request, resp, status, t0, error)
+        except Exception:
+            self._failed('recording %s %s' % (
+                request.method, request.path_url))
+            return []
+
+    def _run_hooks(self, hooks):
+        """Run the steps a poll fired, in the polling thread; one that
+        raises is kept in :attr:`errors` (and ``on_error`` called), not
+        raised into Nova's request, and the next ones still run."""
+        for fn, node in hooks:
+            try:
+                fn(node)
+            except Exception:
+                self._failed('a step after a poll of node %s' % node)
+
+    def _failed(self, what):
+        with self._lock:
+            self.errors.append('%s:\n%s' % (what, traceback.format_exc()))
+        if self.on_error is not None:
+            self.on_error()
+
+    def _nova_request(self, request, resp, status, t0, error=None):
+        """Record one request of Nova's connection; count it as a poll.
+
+        :returns: the steps it fires, ``[(action, node)]`` (run by the
+            caller once the lock is released).
+        """
         t1 = time.monotonic()
         frames, manager = _driver_frames()
         name, node = classify(request.method, request.path_url, frames)
@@ -614,7 +693,8 @@ class RealIronicBackend:
                if isinstance(status, int) and status >= 400 else None,
                'driver_call': ' > '.join(frames) or None,
                'manager_call': manager, 'thread': threading.current_thread().name,
-               't0': t0, 't1': t1, 'name': name, 'node': node, 'loop': None}
+               't0': t0, 't1': t1, 'name': name, 'node': node, 'loop': None,
+               'error': error}
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(
             request.path_url).query)
         instance = (query.get('instance_uuid') or [None])[0]
@@ -640,10 +720,9 @@ class RealIronicBackend:
                 self._polls[(node, 'deploy')] = 0
                 self._waiting[node] = 0
             self.call_log.append(Call(name, node))
+            self._add(rec)      # (in order with call_log)
             self._cond.notify_all()
-        self._add(rec)
-        for fn, hook_node in hooks:
-            fn(hook_node)
+        return hooks
 
     def _count_poll(self, rec, instance, node, nodes):
         """Count a read by instance as a poll; return the hooks it fires
@@ -658,7 +737,6 @@ class RealIronicBackend:
             return []
         rec['loop'] = loop
         self._polls[(node, loop)] += 1
-        self._deploy_instance.setdefault(node, instance)
         if loop == 'deploy':
             state = nodes[0].get('provision_state') if nodes else None
             if self._waiting[node] or state not in (
@@ -736,6 +814,9 @@ class _Watcher:
 
     def __init__(self, backend):
         self.backend = backend
+        #: Reads that failed (the history may miss what they would have
+        #: seen).
+        self.errors = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='real-ironic-watcher')
@@ -755,9 +836,10 @@ class _Watcher:
             try:
                 status, body = b._observer.request(
                     'GET', '/nodes?fields=%s' % fields)
-            except OSError:
+            except Exception as e:     # (a read may fail; the next may not)
+                self.errors.append('%s: %s' % (type(e).__name__, e))
                 continue
-            if status != 200:
+            if status != 200 or not isinstance(body, dict):
                 continue
             seen = set()
             for n in body.get('nodes', []):

@@ -67,6 +67,8 @@ OBSERVATION = {
     'operator_requests': "real Ironic: how many requests the operator's side "
                          'sent (enrolment, actions, sweep)',
     'requests_file': 'real Ironic: the JSON lines file of every request',
+    'leftover_nodes_removed': "real Ironic: nodes an earlier scenario's "
+                              'sweep left, removed before this one',
 }
 
 # -- checks ------------------------------------------------------------------
@@ -779,7 +781,7 @@ SCENARIOS = [
                   "request with 503 on demand; a 503 forged in Nova's "
                   'session would test the forgery, and a stopped API gives '
                   'a connection error (another driver path)'),
-    # -- issue 14: a separate bug (patches/rebuild/,
+    # -- issue 14: a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
              'API microversion (2.93+ asks to re-image a boot volume)',
