@@ -445,21 +445,13 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
         elif sc.kind == 'build-delete':
             # A control: the delete of an ACTIVE server tears its node
             # down (destroy() waits for Ironic's own tear-down).
-            server = self._boot_baremetal_server(networks=networks)
-            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
-            self.ironic.reset_calls()
-            self._acted = {'calls': 0, 'node': first_node}
-            action_at = time.monotonic()
+            server, first_node, action_at = self._boot_active(networks)
             self.api.delete_server(server['id'])
         elif sc.kind == 'rebuild-newest':
             # No pinned microversion: from 2.93 on the API asks the driver
             # to re-image the boot volume, which an image-backed server
             # does not have (bug KKKKKKK).
-            server = self._boot_baremetal_server(networks=networks)
-            first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
-            self.ironic.reset_calls()
-            self._acted = {'calls': 0, 'node': first_node}
-            action_at = time.monotonic()
+            server, first_node, action_at = self._boot_active(networks)
             rec['rebuild_image'] = self.glance.image2['id']
             self.api.post_server_action(server['id'], {'rebuild': {
                 'imageRef': rec['rebuild_image']}})
@@ -517,6 +509,17 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                      action_at, end, port_id)
         if sc.kind == 'recovery':
             rec['recovery'] = self._recovery_steps(server)
+
+    def _boot_active(self, networks):
+        """Boot a server to ACTIVE; what comes next is the action.
+
+        :returns: (server, its node, the action's time (monotonic s)).
+        """
+        server = self._boot_baremetal_server(networks=networks)
+        first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+        self.ironic.reset_calls()
+        self._acted = {'calls': 0, 'node': first_node}
+        return server, first_node, time.monotonic()
 
     def _refuse_teardown_once(self, acted):
         """Ironic's API answers the next ``deleted`` request with 503; the
