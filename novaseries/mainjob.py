@@ -36,7 +36,7 @@ import threading
 import time
 
 from novaseries import benchreport, procs, runner, targets as targets_mod
-from novaseries.scenarios import bench_table, scenario_table
+from novaseries.scenarios import bench_table, real_backend, scenario_table
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, HarnessError, say
 
@@ -596,10 +596,8 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
 
 def real_backend_interval():
     """``[ironic] api_retry_interval`` of a real run (s): the scenario
-    runner's ``real_backend.POLL_INTERVAL`` (read from its source: the
-    module imports nothing of Nova, but lives with the runner)."""
-    text = (INNER.parent / 'real_backend.py').read_text()
-    return int(re.search(r'^POLL_INTERVAL = (\d+)', text, re.M).group(1))
+    runner's ``real_backend.POLL_INTERVAL``."""
+    return real_backend.POLL_INTERVAL
 
 
 def _keep_log(ironic, dest):
