@@ -59,11 +59,6 @@ DEFAULT_MODES = ('threading',)
 #: Every scenario, what each tree must show, and which real-Ironic test
 #: plays it: ``novaseries/scenarios/scenario_table.py``.
 SCENARIOS = scenario_table.SCENARIOS
-#: Scenarios the driver-level real-Ironic tests also play
-#: (tests/realironic/test_e2e.py, ``novaseries ironic selftest``) -> the
-#: test.  ``run --ironic real`` plays the scenarios whose ``real`` is True
-#: through Nova's whole stack.
-REAL_IRONIC_SCENARIOS = {s.name: s.real_ironic for s in SCENARIOS if s.real_ironic}
 
 
 def put(text=''):

@@ -76,9 +76,6 @@ class TableTest(unittest.TestCase):
         named = {s.real_ironic for s in table.SCENARIOS if s.real_ironic}
         self.assertTrue(named)
         self.assertLessEqual(named, tests)
-        self.assertEqual(mainjob.REAL_IRONIC_SCENARIOS,
-                         {s.name: s.real_ironic for s in table.SCENARIOS
-                          if s.real_ironic})
 
     def test_doc_describes_every_scenario(self):
         doc = (helpers.REPO / 'doc' / 'main-job.rst').read_text()
