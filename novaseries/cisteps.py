@@ -95,6 +95,16 @@ def real_ironic_step(ctx):
 BENCH_SMOKE = "6:2:2:max_concurrent_builds=3"
 
 
+def _scenario_counts(per_mode):
+    """``(the fixed tree's observations, how many it got wrong, how many
+    showed the bug on the reproducer tree)`` of one mode of run.json."""
+    fixed = per_mode["fixed"]["scenarios"]
+    wrong = sum(1 for obs in fixed if obs.get("problems"))
+    shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
+                if obs.get("verdict", "").startswith("bug reproduced"))
+    return fixed, wrong, shown
+
+
 def main_job_step(ctx):
     """Run the main job in :data:`CI_MODES`; count the fixed tree's
     scenarios per mode; run the benchmark's code once per mode
@@ -108,10 +118,7 @@ def main_job_step(ctx):
     for mode in data["modes"]:
         per_mode = data["by_mode"][mode]
         problems = per_mode["bench_problems"]
-        fixed = per_mode["fixed"]["scenarios"]
-        wrong = sum(1 for obs in fixed if obs.get("problems"))
-        shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
-                    if obs.get("verdict", "").startswith("bug reproduced"))
+        fixed, wrong, shown = _scenario_counts(per_mode)
         outcomes += [
             runner.Outcome(f"main job [{mode}]: scenarios right on the fixed tree",
                            passed=len(fixed) - wrong, failed=wrong,
@@ -136,11 +143,7 @@ def main_job_real_step(ctx):
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
-        per_mode = data["by_mode"][mode]
-        fixed = per_mode["fixed"]["scenarios"]
-        wrong = sum(1 for obs in fixed if obs.get("problems"))
-        shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
-                    if obs.get("verdict", "").startswith("bug reproduced"))
+        fixed, wrong, shown = _scenario_counts(data["by_mode"][mode])
         outcomes.append(runner.Outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
             "tree", passed=len(fixed) - wrong, failed=wrong,
