@@ -399,19 +399,31 @@ class RealIronicBackend:
         self._observe(node, body, t0)
         return body
 
-    def _wait_settled(self, node, timeout=SETTLE_TIMEOUT):
+    def _wait_node(self, node, done, timeout, interval, failure):
+        """Read the node every ``interval`` s until ``done(node dict)``
+        or it is gone.
+
+        :returns: the last read (None: deleted).
+        :raises AssertionError: ``failure(node dict)`` after ``timeout``
+            seconds.
+        """
         deadline = time.monotonic() + timeout
         while True:
             n = self._get_json(node, observer=True)
-            if n is None or (not n['reservation'] and
-                             n['provision_state'] not in TRANSITIONAL):
+            if n is None or done(n):
                 return n
             if time.monotonic() > deadline:
-                raise AssertionError(
-                    'node %s did not settle in %ss: %s/%s reservation %s' % (
-                        node, timeout, n['provision_state'],
-                        n['target_provision_state'], n['reservation']))
-            time.sleep(0.1)
+                raise AssertionError(failure(n))
+            time.sleep(interval)
+
+    def _wait_settled(self, node, timeout=SETTLE_TIMEOUT):
+        return self._wait_node(
+            node, lambda n: (not n['reservation'] and
+                             n['provision_state'] not in TRANSITIONAL),
+            timeout, 0.1,
+            lambda n: 'node %s did not settle in %ss: %s/%s reservation %s' % (
+                node, timeout, n['provision_state'],
+                n['target_provision_state'], n['reservation']))
 
     # -- the fixture's test-facing members
 
@@ -550,16 +562,10 @@ class RealIronicBackend:
         :param timeout: seconds.
         :raises AssertionError: still associated after ``timeout``.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            n = self._get_json(node, observer=True)
-            if n is None or not n['instance_uuid']:
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError('node %s still has instance %s after '
-                                     '%ss' % (node, n['instance_uuid'],
-                                              timeout))
-            time.sleep(0.05)
+        self._wait_node(
+            node, lambda n: not n['instance_uuid'], timeout, 0.05,
+            lambda n: 'node %s still has instance %s after %ss' % (
+                node, n['instance_uuid'], timeout))
 
     def associate(self, node, instance_id):
         """Another deploy claims the free node: what Nova's driver sends
