@@ -447,6 +447,15 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             # down (destroy() waits for Ironic's own tear-down).
             server, first_node, action_at = self._boot_active(networks)
             self.api.delete_server(server['id'])
+        elif sc.kind == 'undeploy-active-delete':
+            # Issue 37: an operator undeploys the node of an ACTIVE server
+            # and, while Ironic tears it down (``deleting``, locked by its
+            # conductor), the user deletes the server.
+            server, first_node, action_at = self._boot_active(networks)
+            self.ironic.configure_node(
+                first_node, deleting_reads=sc.deleting_reads)
+            self.ironic.undeploy(first_node)
+            self.api.delete_server(server['id'])
         elif sc.kind == 'rebuild-newest':
             # No pinned microversion: from 2.93 on the API asks the driver
             # to re-image the boot volume, which an image-backed server

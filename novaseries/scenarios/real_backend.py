@@ -23,8 +23,8 @@ what the real service shows:
 * **polls** -- the driver's reads of a node by instance
   (``GET /v1/nodes?instance_uuid=X``) inside ``_wait_for_active`` (one call
   per poll of a deploy) are ``deploy`` polls; those made while
-  ``_unprovision`` waits for a tear-down are ``teardown`` polls, as in the
-  fixture.  ``after_polls`` hooks run in the polling thread, after the
+  ``_wait_for_teardown`` (``_unprovision`` on a tree without it) waits for
+  a tear-down are ``teardown`` polls, as in the fixture.  ``after_polls`` hooks run in the polling thread, after the
   response and before the driver sees it, so the driver's next read sees
   their effect.
 * **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
@@ -228,7 +228,13 @@ class RealIronicBackend:
         test.stub_out('nova.utils.get_sdk_adapter', get_sdk_adapter)
         driver = driver_module.IronicDriver
         real_wait = driver._wait_for_active
-        real_unprovision = driver._unprovision
+        # The driver's wait for a tear-down: _wait_for_teardown() on a tree
+        # that has it (destroy()'s _unprovision() and spawn() before a
+        # reschedule both wait with it), else _unprovision().
+        teardown_wait = ('_wait_for_teardown'
+                         if hasattr(driver, '_wait_for_teardown')
+                         else '_unprovision')
+        real_teardown_wait = getattr(driver, teardown_wait)
 
         def _wait_for_active(drv, instance, *args, **kwargs):
             self._loop.deploy = instance.uuid
@@ -237,22 +243,22 @@ class RealIronicBackend:
             finally:
                 self._loop.deploy = None
 
-        def _unprovision(drv, instance, *args, **kwargs):
+        def _teardown_wait(drv, instance, *args, **kwargs):
             with self._lock:
                 self._teardowns[instance.uuid] += 1
                 node = self._instance_node.get(instance.uuid)
                 if node:
                     self._polls[(node, 'teardown')] = 0
             try:
-                return real_unprovision(drv, instance, *args, **kwargs)
+                return real_teardown_wait(drv, instance, *args, **kwargs)
             finally:
                 with self._lock:
                     self._teardowns[instance.uuid] -= 1
 
         test.stub_out('nova.virt.ironic.driver.IronicDriver._wait_for_active',
                       _wait_for_active)
-        test.stub_out('nova.virt.ironic.driver.IronicDriver._unprovision',
-                      _unprovision)
+        test.stub_out('nova.virt.ironic.driver.IronicDriver.' + teardown_wait,
+                      _teardown_wait)
         real_patch = patcher_module.GenericDriverFields.get_deploy_patch
 
         def get_deploy_patch(fields, instance, image_meta, *args, **kwargs):
@@ -496,8 +502,8 @@ class RealIronicBackend:
         of ``deploying``), after the ``count``-th poll, which sees the
         real ``deploying`` if it lasts that long; otherwise after the
         poll that sees ``wait call-back`` (or what followed it) for the
-        ``count - deploying_reads``-th time.  ``teardown``: after
-        destroy()'s ``count``-th poll of its wait for the tear-down.
+        ``count - deploying_reads``-th time.  ``teardown``: after the
+        driver's ``count``-th poll of its wait for a tear-down.
         """
         with self._lock:
             self._hooks.append([count, node, loop, action])

@@ -416,8 +416,16 @@ MISLEADING = fault_has('could not be found')
 SEEN_DELETING = ('Ironic node {first_node} is being torn down during the '
                  'deploy (provision_state deleting, target_provision_state '
                  'available)')
-#: ... and what destroy() logs once Ironic's own tear-down is over.
+#: ... what spawn() logs once Ironic's own tear-down is over (it waits for
+#: it before a reschedule) ...
 TORE_DOWN = 'Ironic tore down node {first_node}'
+#: ... or when it stopped waiting (the build is aborted, not rescheduled) ...
+OUTLASTED = ('Ironic is still tearing down node {first_node} '
+             '(provision_state deleting) after 2 polls; the build is not '
+             'rescheduled')
+#: ... and what destroy() logs for a node that Ironic is tearing down.
+LEFT_TO_IRONIC = ('Ironic is tearing down node {first_node}; leaving its '
+                  'tear-down to Ironic.')
 #: A user delete during the build: it wins (issue 12).
 DELETE_WON = [status('DELETED'), rescheduled(False), never_error,
               no_other_deploy, all_steps_fired]
@@ -440,8 +448,9 @@ class Scenario:
         of the first deploy (of the rebuild, for ``kind='rebuild'``).
     :param then: more ``(polls, action)`` steps on the same node, after its
         Nth poll of the deploy, or ``(polls, action, 'teardown')`` after the
-        Nth poll of destroy()'s wait for its tear-down (a step whose poll
-        never comes does not run: see ``hooks_fired`` in the observation).
+        Nth poll of the driver's wait for the tear-down (_wait_for_teardown,
+        or _unprovision on a tree without it: a step whose poll never comes
+        does not run: see ``hooks_fired`` in the observation).
     :param delete_on_reschedule: after the action, the user deletes the
         server at the moment the compute manager removes the build's
         allocation (what it does right before handing a failed build back
@@ -469,7 +478,9 @@ class Scenario:
         ``_cleanup_running_deleted_instances`` runs once with
         ``running_deleted_instance_action`` ``reap`` / ``log``),
         ``build-delete`` (a normal build, then the user deletes the
-        ACTIVE server) or
+        ACTIVE server), ``undeploy-active-delete`` (a normal build, then
+        an operator undeploys the node and the user deletes the server
+        while Ironic holds the node in ``deleting``) or
         ``cleanup-fail-delete`` (LP 2169779: the action fails the deploy,
         Ironic's API refuses the clean-up's tear-down request once with
         503, then the user deletes the server in ERROR) or ``recovery`` (a
@@ -675,19 +686,17 @@ SCENARIOS = [
              '(1 node, max_attempts=1)', action='undeploy',
              deleting_reads=10, max_attempts=1, api_max_retries=2,
              settle_ironic=True,
-             source="issue 12: destroy() waits for Ironic's tear-down",
+             source="issue 37: a tear-down Ironic owns is not Nova's failure",
              reproducer=[status('BUILD')],
-             # The clean-up failed (Nova stopped waiting): the server keeps
-             # its claim for its delete (LP 2169779), while Ironic ends the
-             # tear-down by itself.
+             # Every alternate would refuse the instance, which Ironic still
+             # associates with the node: the build is aborted, not
+             # rescheduled, and its clean-up leaves the tear-down to Ironic
+             # and holds nothing for the node.
              fixed=[status('ERROR'), lost_fault(aborted=True),
-                    log_has(SEEN_DELETING,
-                            'Error destroying the instance on node '
-                            "{first_node}. Provision state still 'deleting' "
-                            'after',
-                            'Could not clean up failed build'),
-                    log_lacks('Successfully unprovisioned'), only_reads,
-                    claim_kept]),
+                    log_has(SEEN_DELETING, OUTLASTED, LEFT_TO_IRONIC),
+                    log_lacks('Successfully unprovisioned',
+                              'Could not clean up failed build'),
+                    only_reads, clean]),
     Scenario('undeploy-deleting-reschedule', 'undeploy seen while '
              '`deleting`, no port, an alternate node is free (the reschedule '
              "must claim it despite Ironic's unique association)", nodes=2,
@@ -696,6 +705,17 @@ SCENARIOS = [
              reproducer=[status('BUILD'), rescheduled(False)],
              fixed=[status('ACTIVE'), on_other_node, rescheduled(True),
                     log_has(SEEN_DELETING, TORE_DOWN), clean]),
+    Scenario('undeploy-active-delete', 'an operator undeploys the node of '
+             'an ACTIVE server with a port; the user deletes the server '
+             'while Ironic tears the node down (`deleting`)',
+             kind='undeploy-active-delete', port=True, deleting_reads=3,
+             settle_ironic=True,
+             source="issue 37: a tear-down Ironic owns is not Nova's failure",
+             # destroy() sends the node Ironic holds a VIF detach: 409, and
+             # the failed delete keeps the server's allocation
+             reproducer=[status('ERROR'), fault_has('ConflictException')],
+             fixed=[status('DELETED'), never_error,
+                    log_has(LEFT_TO_IRONIC), only_reads, clean]),
     Scenario('rebuild-undeploy', 'undeploy in wait call-back during the '
              'rebuild of an ACTIVE server', action='undeploy',
              deleting_reads=1, kind='rebuild', settle_ironic=True,
@@ -723,8 +743,9 @@ SCENARIOS = [
                            'Ironic node {first_node} is being torn down '
                            'during the deploy'),
                  clean]),
-    Scenario('user-delete-during-destroy', "undeploy; the user deletes the "
-             "server while destroy() waits for Ironic's tear-down (2 nodes)",
+    Scenario('user-delete-during-teardown-wait', "undeploy; the user "
+             "deletes the server while the build waits for Ironic's "
+             'tear-down before a reschedule (2 nodes)',
              nodes=2, action='undeploy', deleting_reads=6,
              then=[(1, 'delete', 'teardown')],
              source='issue 12: user delete timings',
@@ -800,9 +821,9 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 #: The scenarios CI plays against a real Ironic through the whole stack
 #: (``run --ironic real``; the CI step "main job vs real Ironic"): the bug
 #: with one node and with a reschedule to the other, and a user delete
-#: while the failed build's clean-up waits for Ironic's tear-down.
+#: while the failed build waits for Ironic's tear-down.
 REAL_CI = ('undeploy-deleting', 'undeploy-deleting-reschedule',
-           'user-delete-during-destroy')
+           'user-delete-during-teardown-wait')
 TREES = ('reproducer', 'fixed')
 
 

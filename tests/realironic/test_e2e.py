@@ -365,7 +365,7 @@ class TestSpawnAgainstRealIronic(_DriverAgainstRealIronic):
         self.driver.destroy(self.ctx, self.instance, self.network_info)
         print('destroy() returned after %.1f s; %s' % (
             time.monotonic() - t0,
-            'it waited for Ironic (no request)'
+            'spawn() had waited for Ironic to tear the node down'
             if 'Ironic tore down node %s' % self.node in
             self.stdlog.logger.output else 'Ironic was done already'))
         node = self.client.wait_state(self.node, 'available', timeout=30)
