@@ -99,7 +99,8 @@ def _scenario_counts(per_mode):
     """``(the fixed tree's observations, how many it got wrong, how many
     showed the bug on the reproducer tree)`` of one mode of run.json."""
     fixed = per_mode["fixed"]["scenarios"]
-    wrong = sum(1 for obs in fixed if obs.get("problems"))
+    # not "ok": wrong, or no verdict at all (the scenario did not happen)
+    wrong = sum(1 for obs in fixed if obs.get("verdict") != "ok")
     shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
                 if obs.get("verdict", "").startswith("bug reproduced"))
     return fixed, wrong, shown

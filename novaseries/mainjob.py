@@ -399,7 +399,12 @@ def evaluate(data, released='the release'):
     released): ``unexpected: <problems>`` when it did not do what its
     column says; otherwise ``bug reproduced: <why>`` (the first fixed-tree
     outcome check that fails on it, e.g. ``status BUILD, expected ERROR``)
-    or ``as on <released>: the fixed tree's checks hold too``.
+    or ``as on <released>: the fixed tree's checks hold too``.  On either
+    tree, an observation that is no verdict (the runner failed, the server
+    did not settle, a step never happened: ``scenario_table.
+    scenario_error``) is ``error: <why>``; on the fixed tree it counts as
+    wrong.  Against a real Ironic, ``unchecked`` lists what the fixed
+    tree's checks could not check (``scenario_table.unchecked``).
 
     :param released: what the reproducer tree is, e.g. ``nova 34.0.0``.
     """
@@ -408,7 +413,14 @@ def evaluate(data, released='the release'):
         for obs in data[label]['scenarios']:
             problems = judge(obs['scenario'], label, obs)
             obs['problems'] = problems
-            if label == 'fixed':
+            broken = scenario_table.scenario_error(obs)
+            unchecked = scenario_table.unchecked(obs['scenario'], obs)
+            if unchecked:
+                obs['unchecked'] = unchecked
+            if broken:
+                obs['verdict'] = 'error: ' + broken
+                wrong += label == 'fixed'
+            elif label == 'fixed':
                 obs['verdict'] = 'ok' if not problems else 'WRONG: ' + \
                     '; '.join(problems)
                 wrong += bool(problems)
@@ -420,6 +432,27 @@ def evaluate(data, released='the release'):
                                   f"as on {released}: the fixed tree's checks "
                                   "hold too")
     return wrong
+
+
+def _unchecked_note(data):
+    """Lines saying what the checks could not check (``--ironic real``),
+    once for all scenarios: a heading and each text (none against the
+    fake Ironic)."""
+    seen = []
+    for obs in data['fixed']['scenarios']:
+        for text in obs.get('unchecked') or ():
+            if text not in seen:
+                seen.append(text)
+    return ['not checked against a real Ironic:'] + [
+        '  - ' + text for text in seen] if seen else []
+
+
+def _errors_note(data):
+    """A summary's words on reproducer observations that are no verdict."""
+    errors = [o['scenario'] for o in data['reproducer']['scenarios']
+              if o.get('verdict', '').startswith('error: ')]
+    return (f"reproducer tree: {len(errors)} scenario(s) with no verdict "
+            f"({', '.join(errors)})") if errors else None
 
 
 def _bug_reasons(obs):
@@ -575,10 +608,14 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
             for row in table(data, interval=real_backend_interval(),
                              wall='wall'):
                 put(row)
+            for line in _unchecked_note(data):
+                put(line)
             result['by_mode'][mode] = data
             summary.append(f"{mode} mode: fixed tree "
                            f"{len(data['fixed']['scenarios']) - wrong} of "
                            f"{len(data['fixed']['scenarios'])} scenarios right")
+            if _errors_note(data):
+                summary.append(_errors_note(data))
     own = outdir / 'run.json'
     _write_json(own, result)
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
@@ -679,6 +716,8 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
             summary.append(f"{mode} mode: fixed tree "
                            f"{len(data['fixed']['scenarios']) - wrong} of "
                            f"{len(data['fixed']['scenarios'])} scenarios right")
+            if _errors_note(data):
+                summary.append(_errors_note(data))
     if bench and len(modes) > 1:
         lines = benchreport.compare_modes(result)
         if lines:

@@ -149,3 +149,24 @@ class LightJobTest(unittest.TestCase):
         results = ci.run_jobs([ci.Job("light", lambda: ([runner.Outcome("l", passed=1)], []),
                                       light=True)], parallel=2)
         self.assertEqual(["l"], [o.name for o in results["light"][0]])
+
+
+class ScenarioCountsTest(unittest.TestCase):
+    """The main job steps count a fixed-tree scenario as right only when
+    its verdict is ``ok``: a scenario with no verdict (its step never
+    happened, the runner failed) is no pass."""
+
+    def test_no_verdict_is_wrong(self):
+        from novaseries import cisteps
+        per_mode = {
+            "fixed": {"scenarios": [
+                {"verdict": "ok", "problems": []},
+                {"verdict": "error: only 1 of 2 steps happened",
+                 "problems": []},
+                {"verdict": "WRONG: status BUILD", "problems": ["x"]},
+                {"problems": []}]},
+            "reproducer": {"scenarios": [
+                {"verdict": "bug reproduced: status BUILD"},
+                {"verdict": "error: only 1 of 2 steps happened"}]}}
+        fixed, wrong, shown = cisteps._scenario_counts(per_mode)
+        self.assertEqual((4, 3, 1), (len(fixed), wrong, shown))

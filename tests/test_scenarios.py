@@ -20,19 +20,46 @@ TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 
 
 def _obs(**kw):
-    obs = {'scenario': 'undeploy-reassociated', 'server_id': SERVER,
-           'first_node': NODE, 'node': None, 'host': None,
+    """A complete observation of a build that ended in ERROR with the
+    generic fault (each field a check reads is there)."""
+    obs = {'scenario': 'undeploy-reassociated', 'error': None, 'settled': True,
+           'server_id': SERVER, 'first_node': NODE, 'node': None, 'host': None,
            'nodes': [{'id': NODE, 'name': 'node-1',
                       'provision_state': 'available', 'instance_id': None,
                       'instance_info': False, 'vifs': [],
                       'history': [['available', None]]}],
            'status': 'ERROR', 'task_state': None, 'usages': {NODE: 0},
            'allocations': {}, 'build_results': ['failed'], 'log': [],
-           'faults_created': [], 'error_saves': 0, 'hooks_fired': [],
-           'definition': {'action': 'undeploy', 'then': []}}
+           'faults_created': [], 'error_saves': 0,
+           'hooks_fired': ['undeploy@2'], 'writes_after_action': [],
+           'polls_after_action': 2, 'port_id': None,
+           'definition': {'action': 'undeploy', 'then': [], 'port': False}}
     obs['lost_fault'] = obs['fault'] = (
         'The node of instance %s was torn down.' % SERVER)
     obs['lost_fault_fields'] = ['instance']
+    obs.update(kw)
+    return obs
+
+
+def _node(**kw):
+    """node-1 of _obs(), changed."""
+    return dict(_obs()['nodes'][0], **kw)
+
+
+#: The server's port (its VIF id on a node).
+PORT = '44444444-4444-4444-8444-444444444444'
+OTHER_NODE = '55555555-5555-4555-8555-555555555555'
+
+
+def _active(**kw):
+    """An ACTIVE server with a port on node-1 (node-2 free)."""
+    obs = _obs(status='ACTIVE', host='ironic-host', node=NODE, fault=None,
+               usages={NODE: 1, OTHER_NODE: 0}, allocations={NODE: {}},
+               port_id=PORT, port_device_id=SERVER, nodes=[
+                   _node(provision_state='active', instance_id=SERVER,
+                         instance_info=True, vifs=[PORT]),
+                   _node(id=OTHER_NODE, name='node-2')],
+               definition={'action': None, 'then': [], 'port': True})
     obs.update(kw)
     return obs
 
@@ -105,9 +132,11 @@ class ChecksTest(unittest.TestCase):
         self.assertIn('expected', lost(
             _obs(fault=_obs()['lost_fault'] + ' (deleting)')))
         self.assertIn('no IronicNodeLost', lost(_obs(lost_fault=None)))
-        # the message may only take our node and our instance
+        # the message may only take our instance: not even the node
         self.assertIn("['other']", lost(
             _obs(lost_fault_fields=['instance', 'other'])))
+        self.assertIn("['node']", lost(
+            _obs(lost_fault_fields=['instance', 'node'])))
         aborted = table.lost_fault(aborted=True)
         self.assertIsNone(aborted(_obs(fault=(
             'Build of instance %s aborted: ' % SERVER +
@@ -125,6 +154,63 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNotNone(table.no_foreign_uuid(
             _obs(other_instance='host-x', fault='on host-x')))
 
+    def test_no_foreign_uuid_rejects_other_nodes(self):
+        # the server's own node may be named; a node it was never on (an
+        # Ironic node of the same cloud, maybe another tenant's) may not
+        free = _node(id=OTHER_NODE, name='node-2')
+        own = _obs(nodes=[_node(), free],
+                   fault='Node %s of instance %s' % (NODE, SERVER))
+        self.assertIsNone(table.no_foreign_uuid(own))
+        other = dict(own, fault='Node %s of instance %s' % (OTHER_NODE, SERVER))
+        self.assertIn(OTHER_NODE, table.no_foreign_uuid(other))
+        # a node the server was deployed to (its history left available)
+        # is its own, the current one too
+        tried = dict(free, history=[['available', None],
+                                    ['deploying', 'active']])
+        self.assertIsNone(table.no_foreign_uuid(dict(other, nodes=[
+            _node(), tried])))
+        self.assertIsNone(table.no_foreign_uuid(dict(other, node=OTHER_NODE)))
+
+    def test_fault_checks_name_the_cause(self):
+        # any aborted build is not the operator's abort
+        abort = table.BY_NAME['abort']
+        other = _obs(scenario='abort', hooks_fired=['abort@2'], fault=(
+            'Build of instance %s aborted: Instance %s could not be found.' % (
+                SERVER, SERVER)))
+        self.assertTrue(any('lacks' in p for p in
+                            table.judge('abort', 'fixed', other)))
+        right = dict(other, fault='Failed to provision instance %s: By '
+                     'request, the deploy operation was aborted' % SERVER)
+        self.assertFalse([p for p in table.judge('abort', 'fixed', right)
+                          if 'fault' in p])
+        # the fault is about this server, not any
+        failed = table.fault_has(table.DEPLOY_FAILED)
+        self.assertIsNone(failed(_obs(
+            fault='Failed to provision instance %s: Deploy failed' % SERVER)))
+        self.assertIn('lacks', failed(_obs(
+            fault='Failed to provision instance %s: Deploy failed' % OTHER)))
+        self.assertIn('lacks', table.MISLEADING(_obs(
+            fault='Build of instance %s aborted: Image could not be found.'
+            % SERVER)))
+        self.assertIsNone(table.MISLEADING(_obs(
+            fault='Build of instance %s aborted: Instance %s could not be '
+            'found.' % (SERVER, SERVER))))
+        created = table.fault_created(table.FAILED_ABORTED)
+        self.assertIn('no fault', created(_obs(faults_created=[
+            'Build of instance %s aborted: ConflictException' % SERVER])))
+        # a text naming a field the observation lacks is a problem
+        self.assertIn('no server_id', table.fault_has('{server_id}')(
+            {'fault': 'x'}))
+
+    def test_no_not_found_fault(self):
+        lie = 'Build of instance %s aborted: Instance %s could not be found.' % (
+            SERVER, SERVER)
+        self.assertIn('could not be found', table.no_not_found_fault(
+            _obs(fault=lie)))
+        self.assertIsNotNone(table.no_not_found_fault(
+            _obs(fault=None, faults_created=[lie])))
+        self.assertIsNone(table.no_not_found_fault(_obs()))
+
     def test_log_checks_are_details(self):
         has = table.log_has('Ironic node {first_node} was deleted')
         self.assertIn('lacks', has(_obs()))
@@ -136,17 +222,23 @@ class ChecksTest(unittest.TestCase):
             _obs(log=['ERROR [x] Node None could not be found.'])))
 
     def test_claim_kept(self):
-        # LP 2169779: the ERROR server keeps its host, allocation and usage
-        # for its delete; the node must still be clean
-        node = dict(_obs()['nodes'][0], provision_state='available',
-                    instance_id=None)
-        kept = _obs(status='ERROR', host='ironic-host', usages={'rp-1': 1},
-                    allocations={'rp-1': {}}, nodes=[node])
+        # LP 2169779: the ERROR server keeps its host, node, allocation and
+        # usage for its delete, on the node Ironic still shows carrying it
+        node = _node(provision_state='deploy failed', instance_id=SERVER,
+                     instance_info=True)
+        kept = _obs(status='ERROR', host='ironic-host', node=NODE,
+                    usages={NODE: 1}, allocations={NODE: {}}, nodes=[node])
         self.assertIsNone(table.claim_kept(kept))
         self.assertIn('not kept', table.claim_kept(
-            dict(kept, host=None, usages={'rp-1': 0}, allocations={})))
-        self.assertIn('left behind', table.claim_kept(dict(kept, nodes=[
-            dict(node, provision_state='deploy failed')])))
+            dict(kept, host=None, usages={NODE: 0}, allocations={})))
+        # no claim on a node that Ironic has freed (or is freeing)
+        for freed in (_node(), _node(provision_state='deleting',
+                                     instance_id=SERVER)):
+            self.assertIn('which Ironic has freed', table.claim_kept(
+                dict(kept, nodes=[freed])))
+        self.assertIn('left behind: node-2 cleaning', table.claim_kept(
+            dict(kept, nodes=[node, _node(id=OTHER_NODE, name='node-2',
+                                          provision_state='cleaning')])))
 
     def test_log_reports_is_an_outcome(self):
         # where a log line is what Nova was asked for (reap-deleted-log),
@@ -166,31 +258,211 @@ class ChecksTest(unittest.TestCase):
     def test_leftovers(self):
         self.assertEqual([], table.leftovers(_obs()))
         self.assertIsNone(table.clean(_obs()))
-        node = dict(_obs()['nodes'][0], provision_state='wait call-back',
-                    instance_id=OTHER, instance_info=True)
+        node = _node(provision_state='wait call-back', instance_id=OTHER,
+                     instance_info=True)
         # another instance's node is not ours to clean
         self.assertEqual([], table.leftovers(_obs(nodes=[node])))
         mine = dict(node, instance_id=SERVER, vifs=['vif'])
         self.assertEqual(['node-1 wait call-back',
                           'node-1 keeps instance/instance_info/VIFs'],
                          table.leftovers(_obs(nodes=[mine])))
-        self.assertEqual(['placement usage 1, expected 0', 'allocation on rp-1'],
-                         table.leftovers(_obs(usages={'rp-1': 1},
-                                              allocations={'rp-1': {}})))
-        # an ACTIVE server keeps its node and its usage
-        active = dict(node, instance_id=SERVER, provision_state='active')
-        self.assertEqual([], table.leftovers(_obs(
-            status='ACTIVE', node=NODE, nodes=[active], usages={'rp-1': 1},
-            allocations={'rp-1': {}})))
+        self.assertEqual(['allocation on node-1, which Ironic has freed or '
+                          'is freeing', 'placement usage 1 on node-1, '
+                          'expected 0'],
+                         table.leftovers(_obs(usages={NODE: 1},
+                                              allocations={NODE: {}})))
         self.assertEqual(['port still bound to the deleted server'],
-                         table.leftovers(_obs(status='DELETED', port_device_id=SERVER)))
+                         table.leftovers(_obs(status='DELETED', port_id=PORT,
+                                              port_device_id=SERVER, definition={
+                                                  'port': True})))
         self.assertIn('left behind: node-1', table.clean(_obs(nodes=[mine])))
+
+    def test_leftovers_of_an_active_server(self):
+        # on its own node only, as Ironic shows it
+        self.assertEqual([], table.leftovers(_active()))
+        self.assertEqual(['allocation on node-2, which Ironic has freed or '
+                          'is freeing', 'placement usage 1 on node-2, '
+                          'expected 0'], table.leftovers(_active(
+                              allocations={NODE: {}, OTHER_NODE: {}},
+                              usages={NODE: 1, OTHER_NODE: 1})))
+        self.assertEqual(['no allocation on its node node-1',
+                          'placement usage 0 on node-1, expected 1'],
+                         table.leftovers(_active(allocations={},
+                                                 usages={NODE: 0})))
+        nodes = _active()['nodes']
+        # its node torn down (Ironic freed it) under an ACTIVE server
+        freed = [_node(), nodes[1]]
+        self.assertIn('its node node-1 is available for None',
+                      table.leftovers(_active(nodes=freed)))
+        self.assertIn('allocation on node-1, which Ironic has freed or is '
+                      'freeing', table.leftovers(_active(nodes=freed)))
+        # the port: bound to the server, its VIF on the server's node only
+        self.assertEqual(["its node node-1 lacks the port's VIF",
+                          'node-2 keeps VIFs'], table.leftovers(_active(
+                              nodes=[dict(nodes[0], vifs=[]),
+                                     dict(nodes[1], vifs=[PORT])])))
+        self.assertEqual(['port not bound to the server (device_id None)'],
+                         table.leftovers(_active(port_device_id=None)))
+        taken = dict(nodes[1], instance_id=OTHER, provision_state='active',
+                     vifs=[PORT])
+        self.assertEqual(["node-2 (another instance's) keeps the server's "
+                          'VIF'], table.leftovers(_active(nodes=[nodes[0],
+                                                                 taken])))
+        # host and node
+        self.assertEqual(['host None and node %s disagree' % NODE],
+                         table.leftovers(_active(host=None)))
+
+    def test_leftovers_of_an_error_server(self):
+        # host, node and allocation agree with what Ironic shows
+        self.assertEqual(['host ironic-host and node None disagree'],
+                         table.leftovers(_obs(host='ironic-host')))
+        gone = {'id': NODE, 'deleted': True}
+        self.assertEqual(['on node %s, which Ironic does not have' % NODE],
+                         table.leftovers(_obs(host='ironic-host', node=NODE,
+                                              nodes=[gone])))
+        # a failed rebuild keeps host and node, without an allocation
+        self.assertEqual([], table.leftovers(_obs(host='ironic-host',
+                                                  node=NODE)))
+        self.assertEqual(['allocation on node-1, which Ironic has freed or '
+                          'is freeing', 'placement usage 1 on node-1, '
+                          'expected 0'], table.leftovers(_obs(
+                              host='ironic-host', node=NODE,
+                              allocations={NODE: {}}, usages={NODE: 1})))
+
+    def test_leftovers_against_a_real_ironic(self):
+        # the noop network interface attaches no VIF: not checked there
+        bare = [dict(_active()['nodes'][0], vifs=[]), _active()['nodes'][1]]
+        self.assertEqual([], table.leftovers(_active(nodes=bare,
+                                                     backend=table.REAL)))
+        self.assertEqual(['port not bound to the server (device_id None)'],
+                         table.leftovers(_active(nodes=bare, backend=table.REAL,
+                                                 port_device_id=None)))
 
     def test_only_reads_and_never_error(self):
         self.assertIn('update_node', table.only_reads(
             _obs(writes_after_action=['update_node'])))
         self.assertIn('ERROR', table.never_error(_obs(error_saves=1)))
-        self.assertIsNone(table.never_error(_obs()))
+        self.assertIsNone(table.never_error(_obs(fault=None)))
+        # the fault shown counts, not only those created
+        self.assertIn('faults', table.never_error(_obs()))
+
+    def test_polls_at_most(self):
+        check = table.polls_at_most(6)
+        self.assertIsNone(check(_obs(polls_after_action=6)))
+        self.assertIn('7 driver polls after the action, at most 6',
+                      check(_obs(polls_after_action=7)))
+        self.assertTrue(check.fake_only)
+        # every fixed column has its bound, the scenario's or the default
+        self.assertEqual(8, table.BY_NAME['undeploy-deleting'].max_polls)
+        for sc in table.SCENARIOS:
+            self.assertIn('at most %d driver polls after the action'
+                          % sc.max_polls, sc.expectations('fixed'))
+        self.assertEqual(table.DEFAULT_MAX_POLLS,
+                         table.Scenario('x', 'x').max_polls)
+
+
+class MissingDataTest(unittest.TestCase):
+    """A check never passes on data it does not have."""
+
+    #: check -> a field it reads, and an observation on which it passes
+    CASES = [
+        (table.status('ERROR'), 'status', _obs()),
+        (table.status_in('ERROR'), 'status', _obs()),
+        (table.task_state(None), 'task_state', _obs()),
+        (table.fault_has('torn down'), 'fault', _obs()),
+        (table.lost_fault(), 'lost_fault_fields', _obs()),
+        (table.lost_fault(), 'fault', _obs()),
+        (table.no_not_found_fault, 'faults_created', _obs()),
+        (table.no_foreign_uuid, 'server_id', _obs()),
+        (table.no_foreign_uuid, 'nodes', _obs()),
+        (table.no_foreign_uuid, 'fault', _obs()),
+        (table.no_foreign_uuid, 'faults_created', _obs()),
+        (table.log_has('torn'), 'log', _obs(log=['torn'])),
+        (table.log_lacks('Node None'), 'log', _obs()),
+        (table.fault_created('torn'), 'faults_created',
+         _obs(faults_created=['torn'])),
+        (table.only_reads, 'writes_after_action', _obs()),
+        (table.never_error, 'error_saves', _obs(fault=None)),
+        (table.never_error, 'faults_created', _obs(fault=None)),
+        (table.no_other_deploy, 'nodes', _obs()),
+        (table.no_other_deploy, 'first_node', _obs()),
+        (table.node_owned_by_other, 'other_instance', _obs(
+            other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
+        (table.node_owned_by_other, 'nodes', _obs(
+            other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
+        (table.all_steps_fired, 'definition', _obs()),
+        (table.all_steps_fired, 'hooks_fired', _obs(
+            definition={'action': None, 'then': []})),
+        (table.teardown_refused, 'hooks_fired',
+         _obs(hooks_fired=['refuse-teardown@3'])),
+        (table.first_node_leaked, 'server_id',
+         _obs(nodes=[_node(instance_id=SERVER)])),
+        (table.on_other_node, 'first_node', _obs(node=OTHER_NODE)),
+        (table.rebuilt_with_new_image, 'rebuild_image',
+         _obs(rebuild_image='img', nodes=[_node(image_source='img')])),
+        (table.rescheduled(False), 'build_results', _obs()),
+        (table.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
+        (table.recovery(after_delete='DELETED'), 'recovery',
+         _obs(recovery={'after_delete': 'DELETED'})),
+        (table.polls_at_most(6), 'polls_after_action', _obs()),
+        (table.clean, 'usages', _obs()),
+        (table.clean, 'allocations', _obs()),
+        (table.clean, 'nodes', _obs()),
+        (table.clean, 'status', _obs()),
+        (table.clean, 'host', _obs()),
+        (table.clean, 'port_id', _active()),
+        (table.clean, 'port_device_id', _active()),
+    ]
+
+    def test_every_check_fails_without_its_field(self):
+        for check, field, obs in self.CASES:
+            name = getattr(check, 'text', check.__name__)
+            with self.subTest(check=name, field=field):
+                self._fails_without(check, field, obs, name)
+
+    def _fails_without(self, check, field, obs, name):
+        self.assertIsNone(check(obs), (name, field))
+        gone = dict(obs)
+        gone.pop(field)
+        problem = check(gone)
+        self.assertIsNotNone(problem, (name, field))
+        if field in table.NULLABLE or field == 'lost_fault_fields':
+            return
+        self.assertIn('no %s' % field, problem, (name, field))
+        # None is no value for most fields either
+        self.assertIsNotNone(check(dict(obs, **{field: None})),
+                             (name, field))
+
+    def test_nothing_recorded_is_no_match(self):
+        # no image recorded on either side is no rebuild
+        self.assertIn('no rebuild_image', table.rebuilt_with_new_image(_obs()))
+        # no first node recorded, a node in no place: not "another node"
+        self.assertIsNotNone(table.on_other_node(_obs(node=NODE,
+                                                      first_node=None)))
+        # no node recorded cannot be the other instance's
+        self.assertIsNotNone(table.node_owned_by_other(_obs(nodes=[])))
+        self.assertIsNotNone(table.first_node_leaked(
+            _obs(nodes=[], server_id=None)))
+
+    def test_clean_with_nothing_recorded(self):
+        self.assertIn('no status', table.clean({}))
+        self.assertEqual(['no status, server_id, usages, allocations, nodes, '
+                          'definition recorded'], table.leftovers({}))
+
+    def test_judge_without_settled_or_error(self):
+        obs = _obs(scenario='undeploy-cleared', log=[
+            'WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
+            'during the deploy: it is no longer associated with the instance '
+            '(provision_state available)' % NODE])
+        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', obs))
+        for field in ('settled', 'error'):
+            gone = dict(obs)
+            gone.pop(field)
+            self.assertEqual(['the record is incomplete: no %s recorded'
+                              % field],
+                             table.judge('undeploy-cleared', 'fixed', gone))
+        self.assertEqual(['the record is incomplete: no settled recorded'],
+                         table.judge('normal-build', 'fixed', {'error': None}))
 
 
 class JudgeTest(unittest.TestCase):
@@ -199,7 +471,32 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(['runner error: KeyError: x'], table.judge(
             'normal-build', 'fixed', {'error': 'Traceback\nKeyError: x\n'}))
         self.assertEqual(['did not settle within the time limit'],
-                         table.judge('normal-build', 'fixed', {'settled': False}))
+                         table.judge('normal-build', 'fixed',
+                                     {'error': None, 'settled': False}))
+
+    def test_a_step_that_never_came_is_no_verdict(self):
+        obs = _obs(scenario='user-delete-during-teardown-wait', status='BUILD',
+                   fault=None, hooks_fired=['undeploy@2'], definition={
+                       'action': 'undeploy', 'then': [[1, 'delete',
+                                                       'teardown']]})
+        why = ("the scenario did not happen as defined: only 1 of 2 steps "
+               "happened: ['undeploy@2']")
+        for tree in table.TREES:
+            self.assertEqual([why], table.judge(obs['scenario'], tree, obs))
+
+    def test_real_ironic_skips_what_it_cannot_check(self):
+        obs = _obs(scenario='undeploy-cleared', polls_after_action=50, log=[
+            'WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
+            'during the deploy: it is no longer associated with the instance '
+            '(provision_state available)' % NODE])
+        self.assertEqual(['50 driver polls after the action, at most 6'],
+                         table.judge('undeploy-cleared', 'fixed', obs))
+        self.assertEqual([], table.unchecked('undeploy-cleared', obs))
+        real = dict(obs, backend=table.REAL)
+        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', real))
+        self.assertEqual(1, len(table.unchecked('undeploy-cleared', real)))
+        self.assertIn(table.NOOP_VIFS, table.unchecked('undeploy-reschedule',
+                                                       real))
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):
@@ -227,11 +524,25 @@ class JudgeTest(unittest.TestCase):
         # running_deleted_instance_action = log: the released tree leaves
         # the node as the fixed one does, but never logs it
         obs = _obs(scenario='reap-deleted-log', status='DELETED', log=[],
-                   nodes=[dict(_obs()['nodes'][0], instance_id=SERVER,
-                               provision_state='active')])
+                   fault=None, hooks_fired=[], definition={'action': None},
+                   nodes=[_node(instance_id=SERVER, provision_state='active')])
         self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer',
                                            obs))
         self.assertIn('lacks', mainjob._bug_reasons(obs)[0])
+
+    def test_bug_verdict_names_the_symptom(self):
+        # 34.0.0 tells the owner that the server could not be found: that
+        # is the bug, not that the tree lacks the fix's exception
+        lie = 'Build of instance %s aborted: Instance %s could not be found.' % (
+            SERVER, SERVER)
+        obs = _obs(scenario='undeploy-deleting-port', fault=lie,
+                   faults_created=[lie], port_id=PORT, port_device_id=None,
+                   definition={'action': 'undeploy', 'then': [], 'port': True})
+        del obs['lost_fault'], obs['lost_fault_fields']
+        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer', obs))
+        reason = mainjob._bug_reasons(obs)[0]
+        self.assertIn('could not be found', reason)
+        self.assertNotIn('IronicNodeLost', reason)
 
 
 class EvaluateTest(unittest.TestCase):
@@ -261,13 +572,51 @@ class EvaluateTest(unittest.TestCase):
 
     def test_as_released(self):
         ok = _obs(scenario='normal-build', status='ACTIVE', node=NODE, fault=None,
-                  calls_per_poll=1.0, usages={'rp': 1}, allocations={'rp': {}},
-                  nodes=[dict(_obs()['nodes'][0], provision_state='active',
-                              instance_id=SERVER)])
+                  host='ironic-host', calls_per_poll=1.0, usages={NODE: 1},
+                  allocations={NODE: {}}, hooks_fired=[], polls_after_action=0,
+                  definition={'action': None, 'then': [], 'port': False},
+                  nodes=[_node(provision_state='active', instance_id=SERVER,
+                               instance_info=True)])
         data = self._data(ok, dict(ok))
         self.assertEqual(0, mainjob.evaluate(data, released='nova 34.0.0'))
         self.assertEqual("as on nova 34.0.0: the fixed tree's checks hold too",
                          data['reproducer']['scenarios'][0]['verdict'])
+        # ... but not with its allocation on another node
+        elsewhere = dict(ok, allocations={NODE: {}, OTHER_NODE: {}})
+        data = self._data(dict(elsewhere), dict(elsewhere))
+        self.assertEqual(1, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertIn('allocation on ' + OTHER_NODE,
+                      data['fixed']['scenarios'][0]['verdict'])
+
+    def test_no_verdict(self):
+        # a step that never came: an error on either tree, not "bug
+        # reproduced" on the reproducer tree; the fixed tree's counts as
+        # wrong
+        never = _obs(scenario='user-delete-during-teardown-wait',
+                     status='BUILD', fault=None, hooks_fired=['undeploy@2'],
+                     definition={'action': 'undeploy',
+                                 'then': [[1, 'delete', 'teardown']]})
+        data = self._data(never, dict(never))
+        self.assertEqual(1, mainjob.evaluate(data))
+        for label in ('reproducer', 'fixed'):
+            self.assertEqual(
+                "error: the scenario did not happen as defined: only 1 of 2 "
+                "steps happened: ['undeploy@2']",
+                data[label]['scenarios'][0]['verdict'])
+        self.assertIn('1 scenario(s) with no verdict (user-delete-during-'
+                      'teardown-wait)', mainjob._errors_note(data))
+
+    def test_real_ironic_note(self):
+        obs = _obs(scenario='undeploy-deleting-port', backend=table.REAL,
+                   port_id=PORT, port_device_id=None,
+                   definition={'action': 'undeploy', 'then': [], 'port': True})
+        data = self._data(dict(obs), dict(obs))
+        mainjob.evaluate(data)
+        note = mainjob._unchecked_note(data)
+        self.assertEqual('not checked against a real Ironic:', note[0])
+        self.assertTrue(any('noop network interface' in n for n in note))
+        self.assertTrue(any('polls' in n for n in note))
+        self.assertEqual([], mainjob._unchecked_note(self._data(_obs(), _obs())))
 
     def test_table_has_leftovers_and_the_whole_fault(self):
         fault = 'Exceeded maximum number of retries. ' + 'x' * 250 + ' END'

@@ -622,6 +622,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             self._get_allocations_by_server_uuid(sid).items()}
         rec['usages'] = self._usages()
         rec['build_results'] = list(self.watch.results)
+        rec['port_id'] = port_id
         if port_id:
             port = self.neutron.show_port(port_id)['port']
             rec['port_device_id'] = port.get('device_id') or None
