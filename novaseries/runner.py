@@ -618,6 +618,17 @@ def mode_concurrency(count):
     return max(1, (os.cpu_count() or 1) // (count * jobs))
 
 
+def functional_concurrency(mode, concurrency):
+    """stestr workers for a functional run in ``mode`` (None: no mode)
+    given the workers ``concurrency`` of its other suites (None: stestr's
+    default, one per core): ``functional_workers_per_core`` times as many,
+    for a mode whose functional tests mostly wait; else ``concurrency``."""
+    per_core = mode.functional_workers_per_core if mode is not None else 1
+    if per_core == 1:
+        return concurrency
+    return per_core * (concurrency or os.cpu_count() or 1)
+
+
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
               concurrency=None, functional_only=None, touched=None):
     """Run the unit selections, the touched functional modules and flake8 on
@@ -678,7 +689,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
                                    test_path=FUNCTIONAL_PATH, progress=f"{label} functional",
                                    exclude=mode and mode.functional_exclude,
-                                   concurrency=concurrency)
+                                   concurrency=functional_concurrency(mode, concurrency))
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))

@@ -47,7 +47,11 @@ class Mode:
     changes where the other mode runs the whole module;
     ``ci_suites``: the suites ``ci`` runs in this mode (None: ``suites``),
     e.g. unit only where a combination target runs the functional tests
-    of several changes at once in this mode.
+    of several changes at once in this mode;
+    ``functional_workers_per_core``: stestr workers per core its share of
+    the cores for the functional suite (1: one per core), for a mode whose
+    functional tests mostly wait (see ``[modes.threading]`` in
+    targets.toml).
     """
 
     name: str
@@ -59,6 +63,7 @@ class Mode:
     ci: bool = True
     unit: tuple = None
     ci_suites: tuple = None
+    functional_workers_per_core: int = 1
 
 
 @dataclasses.dataclass
@@ -265,7 +270,8 @@ def _modes(path, name, known, wanted):
                                f"(known: {', '.join(known) or 'none'})")
         settings = {**known[mode], **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude", "ci", "unit", "ci_suites"}
+                                 "functional_exclude", "ci", "unit", "ci_suites",
+                                 "functional_workers_per_core"}
         suites = tuple(settings.get("suites", SUITES))
         ci_suites = settings.get("ci_suites")
         if ci_suites is not None and not (isinstance(ci_suites, list) and ci_suites and
@@ -278,6 +284,11 @@ def _modes(path, name, known, wanted):
                                      all(isinstance(u, str) and u for u in unit)):
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"unit must be a non-empty list of test names, not {unit!r}")
+        per_core = settings.get("functional_workers_per_core", 1)
+        if isinstance(per_core, bool) or not isinstance(per_core, int) or not 1 <= per_core <= 4:
+            raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
+                               f"functional_workers_per_core must be an integer from 1 to 4, "
+                               f"not {per_core!r}")
         if extra or not set(suites) <= set(SUITES) or not suites:
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"unknown settings {sorted(extra)} or suites {list(suites)} "
@@ -288,7 +299,8 @@ def _modes(path, name, known, wanted):
                            functional_exclude=settings.get("functional_exclude", ""),
                            ci=bool(settings.get("ci", True)),
                            unit=tuple(unit) if unit is not None else None,
-                           ci_suites=tuple(ci_suites) if ci_suites is not None else None)
+                           ci_suites=tuple(ci_suites) if ci_suites is not None else None,
+                           functional_workers_per_core=per_core)
     return modes
 
 

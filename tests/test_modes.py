@@ -140,9 +140,33 @@ class ModesTest(unittest.TestCase):
                                        '[targets.new.modes.eventlet]\n' + bad +
                                        '\n'))
 
+    def test_functional_workers_per_core(self):
+        # a mode may run more functional workers than cores (its tests
+        # mostly wait); the other suites and modes keep theirs
+        toml = TOML.replace('[modes.threading.env]\n',
+                            '[modes.threading]\nfunctional_workers_per_core = 2\n'
+                            '[modes.threading.env]\n')
+        new = self.load(toml)["new"]
+        threading, eventlet = new.in_mode("threading").mode, new.in_mode("eventlet").mode
+        self.assertEqual((2, 1), (threading.functional_workers_per_core,
+                                  eventlet.functional_workers_per_core))
+        self.assertEqual(2, runner.functional_concurrency(threading, 1))
+        self.assertEqual(1, runner.functional_concurrency(eventlet, 1))
+        self.assertIsNone(runner.functional_concurrency(eventlet, None))
+        self.assertIsNone(runner.functional_concurrency(None, None))
+        with mock.patch("os.cpu_count", return_value=2):
+            self.assertEqual(4, runner.functional_concurrency(threading, None))
+        for bad in ('0', '5', '"2"', 'true', '1.5'):
+            with self.assertRaisesRegex(util.HarnessError, "functional_workers_per_core"):
+                self.load(TOML.replace('[targets.new.modes.threading]\n',
+                                       '[targets.new.modes.threading]\n'
+                                       'functional_workers_per_core = ' + bad + '\n'))
+
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
         self.assertEqual(["eventlet"], list(known["2026.1"].ci_modes().modes))
+        # threading's functional tests wait most of the time
+        self.assertEqual(2, known["master"].modes["threading"].functional_workers_per_core)
         master = known["master"]
         self.assertEqual(["eventlet", "threading"], list(master.modes))
         self.assertEqual("python3.13", master.modes["threading"].interpreter)

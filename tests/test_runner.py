@@ -3,11 +3,12 @@
 import pathlib
 import sys
 import shutil
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import runner, tree
+from novaseries import runner, tree, util
 from tests import helpers
 
 CSV = """test,status,start_time,stop_time
@@ -334,3 +335,41 @@ class Flake8FilesTest(unittest.TestCase):
         seen, outcome = self._files(["releasenotes/notes/x.yaml"])
         self.assertEqual([], seen)
         self.assertIn("no Python files", outcome.note)
+
+
+class BuildVenvInstallerTest(unittest.TestCase):
+    """util.build_venv fills a Python 3 venv with uv when the harness has it
+    (the ``uv`` extra), else with the venv's pip; a virtualenv (Python 2.7)
+    always with its pip."""
+
+    def build(self, tool, uv):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-venv-"))
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        commands = []
+
+        def fake_run(cmd, **kwargs):
+            commands.append([str(c) for c in cmd])
+            (tmp / "v").mkdir(exist_ok=True)  # as the venv's creation does
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        with mock.patch.object(util, "run", fake_run), \
+                mock.patch.object(util, "uv_binary", return_value=uv), \
+                mock.patch("novaseries.util.say"):
+            util.build_venv(tmp / "v", "/usr/bin/python3", [["-r", "pins.txt"]], "d",
+                            tmp / "log", tool=tool)
+        return commands[1:]  # after the venv's creation
+
+    def test_uv_when_the_harness_has_it(self):
+        [install] = self.build("venv", "/h/bin/uv")
+        self.assertEqual(["/h/bin/uv", "pip", "install", "--python"], install[:4])
+        self.assertTrue(install[4].endswith("/v/bin/python"))
+        self.assertEqual(["-r", "pins.txt"], install[5:])
+
+    def test_pip_without_uv(self):
+        [install] = self.build("venv", None)
+        self.assertTrue(install[0].endswith("/v/bin/python"))
+        self.assertEqual(["-m", "pip", "install"], install[1:4])
+
+    def test_python2_virtualenv_always_pip(self):
+        # (the first command made checks that virtualenv is there)
+        [install] = self.build("virtualenv", "/h/bin/uv")[1:]
+        self.assertEqual(["-m", "pip", "install"], install[1:4])
