@@ -17,7 +17,11 @@ import tempfile
 from novaseries import tree as tree_mod
 from novaseries.util import HarnessError, git, git_env, run, say
 
-FORMAT_PATCH = ("format-patch", "--no-signature", "--zero-commit", "-N", "--quiet")
+#: ``--abbrev=7``: the index lines' object names at git's historical
+#: length, not core.abbrev's "auto", which grows with the repository's
+#: object count (a tree with more history would rewrite every index line).
+FORMAT_PATCH = ("format-patch", "--no-signature", "--zero-commit", "-N", "--quiet",
+                "--abbrev=7")
 
 
 def parse_bugs(values, known):

@@ -32,6 +32,21 @@ class ExportTest(helpers.ProjectTestCase):
         self.assertTrue(text.startswith("From 0000000000000000000000000000000000000000 "))
         self.assertNotIn("\n-- \n", text, "no version signature")
 
+    def test_index_lines_do_not_follow_core_abbrev(self):
+        # A tree whose repository has grown (or a user's core.abbrev) must
+        # not rewrite every index line of an unchanged series.
+        export.export(self.target, self.work)
+        before = snapshot(self.patches)
+        git(self.work, "config", "core.abbrev", "12")
+        export.export(self.target, self.work)
+        self.assertEqual(snapshot(self.patches), before)
+        index = [line for line in before["0001-Fix-the-driver.patch"].decode().splitlines()
+                 if line.startswith("index ")]
+        self.assertTrue(index)
+        for line in index:
+            old, new = line.split()[1].split("..")
+            self.assertEqual((7, 7), (len(old), len(new)), line)
+
     def test_reexport_leaves_git_status_clean(self):
         export.export(self.target, self.work)
         git(self.root, "init", "-q")
