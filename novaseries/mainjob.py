@@ -447,12 +447,18 @@ def _unchecked_note(data):
         '  - ' + text for text in seen] if seen else []
 
 
-def _errors_note(data):
-    """A summary's words on reproducer observations that are no verdict."""
+def _mode_summary(mode, data, wrong):
+    """The summary's lines for one mode of a run: how many of the fixed
+    tree's scenarios are right (``wrong``: :func:`evaluate`'s count), and
+    the reproducer's observations that are no verdict, if any."""
+    fixed = len(data['fixed']['scenarios'])
+    lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
     errors = [o['scenario'] for o in data['reproducer']['scenarios']
               if o.get('verdict', '').startswith('error: ')]
-    return (f"reproducer tree: {len(errors)} scenario(s) with no verdict "
-            f"({', '.join(errors)})") if errors else None
+    if errors:
+        lines.append(f"reproducer tree: {len(errors)} scenario(s) with no verdict "
+                     f"({', '.join(errors)})")
+    return lines
 
 
 def _bug_reasons(obs):
@@ -611,11 +617,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
             for line in _unchecked_note(data):
                 put(line)
             result['by_mode'][mode] = data
-            summary.append(f"{mode} mode: fixed tree "
-                           f"{len(data['fixed']['scenarios']) - wrong} of "
-                           f"{len(data['fixed']['scenarios'])} scenarios right")
-            if _errors_note(data):
-                summary.append(_errors_note(data))
+            summary += _mode_summary(mode, data, wrong)
     own = outdir / 'run.json'
     _write_json(own, result)
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
@@ -713,11 +715,7 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
         result['by_mode'][mode] = data
         result['bench_problems'] += [f"{mode} mode: {p}" for p in problems]
         if data['fixed']['scenarios']:
-            summary.append(f"{mode} mode: fixed tree "
-                           f"{len(data['fixed']['scenarios']) - wrong} of "
-                           f"{len(data['fixed']['scenarios'])} scenarios right")
-            if _errors_note(data):
-                summary.append(_errors_note(data))
+            summary += _mode_summary(mode, data, wrong)
     if bench and len(modes) > 1:
         lines = benchreport.compare_modes(result)
         if lines:

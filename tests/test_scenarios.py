@@ -173,7 +173,7 @@ class ChecksTest(unittest.TestCase):
 
     def test_fault_checks_name_the_cause(self):
         # any aborted build is not the operator's abort
-        abort = table.BY_NAME['abort']
+        self.assertIn('abort', table.BY_NAME)
         other = _obs(scenario='abort', hooks_fired=['abort@2'], fault=(
             'Build of instance %s aborted: Instance %s could not be found.' % (
                 SERVER, SERVER)))
@@ -603,8 +603,10 @@ class EvaluateTest(unittest.TestCase):
                 "error: the scenario did not happen as defined: only 1 of 2 "
                 "steps happened: ['undeploy@2']",
                 data[label]['scenarios'][0]['verdict'])
+        first, errors = mainjob._mode_summary('threading', data, 1)
+        self.assertEqual('threading mode: fixed tree 0 of 1 scenarios right', first)
         self.assertIn('1 scenario(s) with no verdict (user-delete-during-'
-                      'teardown-wait)', mainjob._errors_note(data))
+                      'teardown-wait)', errors)
 
     def test_real_ironic_note(self):
         obs = _obs(scenario='undeploy-deleting-port', backend=table.REAL,

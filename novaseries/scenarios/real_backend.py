@@ -24,9 +24,9 @@ what the real service shows:
   (``GET /v1/nodes?instance_uuid=X``) inside ``_wait_for_active`` (one call
   per poll of a deploy) are ``deploy`` polls; those made while
   ``_wait_for_teardown`` (``_unprovision`` on a tree without it) waits for
-  a tear-down are ``teardown`` polls, as in the fixture.  ``after_polls`` hooks run in the polling thread, after the
-  response and before the driver sees it, so the driver's next read sees
-  their effect.
+  a tear-down are ``teardown`` polls, as in the fixture.  ``after_polls``
+  hooks run in the polling thread, after the response and before the
+  driver sees it, so the driver's next read sees their effect.
 * **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
   the option takes); the harness starts Ironic with ``[fake]`` delays
   (``mainjob.REAL_FAKE_DELAYS``) that keep ``deploying`` and ``deleting``

@@ -198,8 +198,8 @@ def lost_fault(aborted=False):
         if generic is None:
             return ('fault %r, not the generic one: the tree has no '
                     'IronicNodeLost' % ((obs['fault'] or '')[:90],))
-        if _missing(obs, 'lost_fault_fields'):
-            return _missing(obs, 'lost_fault_fields')
+        if problem := _missing(obs, 'lost_fault_fields'):
+            return problem
         extra = set(obs['lost_fault_fields']) - {'instance'}
         if extra:
             return 'IronicNodeLost message takes %s' % sorted(extra)
@@ -252,8 +252,8 @@ def _log_check(parts, present):
     the compute manager) has (``present``) or lacks each of ``parts``,
     formatted with the observation."""
     def check(obs):
-        if _missing(obs, 'log'):
-            return _missing(obs, 'log')
+        if problem := _missing(obs, 'log'):
+            return problem
         log = '\n'.join(obs['log'])
         wrong = []
         for part in parts:
@@ -293,8 +293,8 @@ def fault_created(text):
     """A fault containing ``text`` (formatted with the observation) was
     created for the server (even if the server is gone now)."""
     def check(obs):
-        if _missing(obs, 'faults_created'):
-            return _missing(obs, 'faults_created')
+        if problem := _missing(obs, 'faults_created'):
+            return problem
         want, problem = _format(text, obs)
         if problem:
             return problem
@@ -307,8 +307,8 @@ def fault_created(text):
 
 def only_reads(obs):
     """Nova sent the first node nothing but reads after the action."""
-    if _missing(obs, 'writes_after_action'):
-        return _missing(obs, 'writes_after_action')
+    if problem := _missing(obs, 'writes_after_action'):
+        return problem
     if obs['writes_after_action']:
         return 'Nova sent %s to the node after the action' % (
             obs['writes_after_action'],)
@@ -320,8 +320,8 @@ only_reads.text = 'only reads of the node after the action'
 def never_error(obs):
     """The server never went to ERROR and got no fault, not even on its
     way out (what a user delete must give)."""
-    if _missing(obs, 'error_saves', 'faults_created', 'fault'):
-        return _missing(obs, 'error_saves', 'faults_created', 'fault')
+    if problem := _missing(obs, 'error_saves', 'faults_created', 'fault'):
+        return problem
     problems = []
     if obs['error_saves']:
         problems.append('put in ERROR %s times' % obs['error_saves'])
@@ -336,8 +336,8 @@ never_error.text = 'never ERROR, no fault'
 
 def no_other_deploy(obs):
     """No deploy was requested on any node but the first."""
-    if _missing(obs, 'nodes', 'first_node'):
-        return _missing(obs, 'nodes', 'first_node')
+    if problem := _missing(obs, 'nodes', 'first_node'):
+        return problem
     others = [n for n in obs['nodes']
               if n.get('id') != obs['first_node'] and not n.get('deleted')]
     if any('history' not in n for n in others):
@@ -354,8 +354,8 @@ no_other_deploy.text = 'no deploy on another node'
 
 def node_owned_by_other(obs):
     """The first node is the other instance's (Nova left it alone)."""
-    if _missing(obs, 'nodes', 'first_node', 'other_instance'):
-        return _missing(obs, 'nodes', 'first_node', 'other_instance')
+    if problem := _missing(obs, 'nodes', 'first_node', 'other_instance'):
+        return problem
     node = _node(obs, obs['first_node'])
     if node is None or node.get('deleted'):
         return 'the first node %s is not in the nodes recorded' % (
@@ -371,8 +371,8 @@ node_owned_by_other.text = "node is the other instance's"
 def all_steps_fired(obs):
     """Every step of the scenario happened (a step whose poll never came
     did not: then the scenario did not test its timing)."""
-    if _missing(obs, 'definition', 'hooks_fired'):
-        return _missing(obs, 'definition', 'hooks_fired')
+    if problem := _missing(obs, 'definition', 'hooks_fired'):
+        return problem
     sc = obs['definition']
     want = (1 if sc.get('action') else 0) + len(sc.get('then') or []) + \
         (1 if sc.get('delete_on_reschedule') else 0)
@@ -387,8 +387,8 @@ all_steps_fired.text = 'every step happened'
 def teardown_refused(obs):
     """Ironic refused the build clean-up's tear-down request (the
     ``cleanup-fail-delete`` kind's step): the clean-up failed."""
-    if _missing(obs, 'hooks_fired'):
-        return _missing(obs, 'hooks_fired')
+    if problem := _missing(obs, 'hooks_fired'):
+        return problem
     if not any(h.startswith('refuse-teardown@') for h in obs['hooks_fired']):
         return 'no tear-down request was refused'
 
@@ -398,8 +398,8 @@ teardown_refused.text = "the clean-up's tear-down request was refused"
 
 def first_node_leaked(obs):
     """The first node still carries the server's instance."""
-    if _missing(obs, 'nodes', 'first_node', 'server_id'):
-        return _missing(obs, 'nodes', 'first_node', 'server_id')
+    if problem := _missing(obs, 'nodes', 'first_node', 'server_id'):
+        return problem
     node = _node(obs, obs['first_node']) or {'deleted': True}
     if node.get('deleted') or node.get('instance_id') != obs['server_id']:
         return 'the first node no longer carries the server'
@@ -409,8 +409,8 @@ first_node_leaked.text = "the first node keeps the server's instance"
 
 
 def on_other_node(obs):
-    if _missing(obs, 'node', 'first_node'):
-        return _missing(obs, 'node', 'first_node')
+    if problem := _missing(obs, 'node', 'first_node'):
+        return problem
     if obs['node'] in (None, obs['first_node']):
         return 'not rescheduled to another node (node %s)' % obs['node']
 
@@ -420,8 +420,8 @@ on_other_node.text = 'on the alternate node'
 
 def rebuilt_with_new_image(obs):
     """The first node carries the image the server was rebuilt with."""
-    if _missing(obs, 'nodes', 'first_node', 'rebuild_image'):
-        return _missing(obs, 'nodes', 'first_node', 'rebuild_image')
+    if problem := _missing(obs, 'nodes', 'first_node', 'rebuild_image'):
+        return problem
     node = _node(obs, obs['first_node']) or {}
     if node.get('image_source') != obs['rebuild_image']:
         return 'node image %s, not the rebuild image %s' % (
@@ -433,8 +433,8 @@ rebuilt_with_new_image.text = 'node redeployed with the new image'
 
 def rescheduled(expected):
     def check(obs):
-        if _missing(obs, 'build_results'):
-            return _missing(obs, 'build_results')
+        if problem := _missing(obs, 'build_results'):
+            return problem
         did = 'rescheduled' in obs['build_results']
         if did != expected:
             return 'build %s rescheduled (results %s)' % (
@@ -594,8 +594,8 @@ claim_kept.text = ('host, node, allocation and usage kept for the delete '
 def recovery(**expected):
     """The operator recovery steps (doc/operators.rst) showed this."""
     def check(obs):
-        if _missing(obs, 'recovery'):
-            return _missing(obs, 'recovery')
+        if problem := _missing(obs, 'recovery'):
+            return problem
         seen = obs['recovery']
         wrong = {k: seen.get(k, 'not recorded') for k, v in expected.items()
                  if k not in seen or seen[k] != v}
@@ -607,8 +607,8 @@ def recovery(**expected):
 
 
 def one_call_per_poll(obs):
-    if _missing(obs, 'calls_per_poll'):
-        return _missing(obs, 'calls_per_poll')
+    if problem := _missing(obs, 'calls_per_poll'):
+        return problem
     if obs['calls_per_poll'] != 1.0:
         return '%s Ironic calls per poll' % obs['calls_per_poll']
 
@@ -627,8 +627,8 @@ def polls_at_most(limit):
     end (``polls_after_action``): the fix must not make the user wait
     longer than it needs."""
     def check(obs):
-        if _missing(obs, 'polls_after_action'):
-            return _missing(obs, 'polls_after_action')
+        if problem := _missing(obs, 'polls_after_action'):
+            return problem
         if obs['polls_after_action'] > limit:
             return '%s driver polls after the action, at most %d' % (
                 obs['polls_after_action'], limit)
