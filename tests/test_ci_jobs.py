@@ -170,3 +170,9 @@ class ScenarioCountsTest(unittest.TestCase):
                 {"verdict": "error: only 1 of 2 steps happened"}]}}
         fixed, wrong, shown = cisteps._scenario_counts(per_mode)
         self.assertEqual((4, 3, 1), (len(fixed), wrong, shown))
+        # CI's summary names what was wrong
+        per_mode["fixed"]["scenarios"][2]["scenario"] = "abort"
+        self.assertEqual(
+            "? (error: only 1 of 2 steps happened); "
+            "abort (WRONG: status BUILD); ? (no verdict)",
+            cisteps._wrong_text(fixed))

@@ -32,7 +32,8 @@ def _obs(**kw):
            'allocations': {}, 'build_results': ['failed'], 'log': [],
            'faults_created': [], 'error_saves': 0,
            'hooks_fired': ['undeploy@2'], 'writes_after_action': [],
-           'polls_after_action': 2, 'port_id': None,
+           'polls_after_action': 2, 'held_polls_after_action': 0,
+           'port_id': None,
            'definition': {'action': 'undeploy', 'then': [], 'port': False}}
     obs['lost_fault'] = obs['fault'] = (
         'The node of instance %s was torn down.' % SERVER)
@@ -351,6 +352,13 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNone(check(_obs(polls_after_action=6)))
         self.assertIn('7 driver polls after the action, at most 6',
                       check(_obs(polls_after_action=7)))
+        # polls of a held deploy count for nothing: their number is timing
+        self.assertIsNone(check(_obs(polls_after_action=30,
+                                     held_polls_after_action=24)))
+        self.assertIn('7 driver polls after the action (3 of a held deploy '
+                      'aside), at most 6',
+                      check(_obs(polls_after_action=10,
+                                 held_polls_after_action=3)))
         self.assertTrue(check.fake_only)
         # every fixed column has its bound, the scenario's or the default
         self.assertEqual(8, table.BY_NAME['undeploy-deleting'].max_polls)
@@ -405,6 +413,7 @@ class MissingDataTest(unittest.TestCase):
         (table.recovery(after_delete='DELETED'), 'recovery',
          _obs(recovery={'after_delete': 'DELETED'})),
         (table.polls_at_most(6), 'polls_after_action', _obs()),
+        (table.polls_at_most(6), 'held_polls_after_action', _obs()),
         (table.clean, 'usages', _obs()),
         (table.clean, 'allocations', _obs()),
         (table.clean, 'nodes', _obs()),

@@ -182,8 +182,31 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                 **({'callback_reads': None}
                    if self.SCENARIO.action == 'user-delete' else {}))
         self._watch_errors_and_faults()
+        self._count_held_polls()
         if self.SCENARIO.delete_on_reschedule:
             self._delete_on_reschedule()
+
+    def _count_held_polls(self):
+        """Record, for each poll of a held deploy (``wait call-back``
+        that no read ends: the fake Ironic makes such a poll wait up to
+        ``held_poll_wait`` seconds for a change), the length of the call
+        log when it started. How many of those a scenario sees depends on
+        how soon Nova's threads get to the test's action, not on the
+        series: the bound on the polls after the action leaves them out
+        (``scenario_table.polls_at_most``)."""
+        self.held_polls = []
+        fake = self.ironic
+        held = getattr(fake, '_held', None)
+        if held is None:    # the real backend has no held polls
+            return
+
+        def spy(node_id):
+            result = held(node_id)
+            if result:
+                self.held_polls.append(len(fake.call_log))
+            return result
+
+        fake._held = spy
 
     def _watch_errors_and_faults(self):
         """Record every save that puts an instance in ERROR and every
@@ -637,6 +660,10 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
         after = log[self._acted.get('calls', len(log)):]
         rec['polls_after_action'] = sum(
             1 for c in after if c.method == 'nodes' and c.node is not None)
+        # ... of which polls of a held deploy, whose number is timing
+        start = self._acted.get('calls', len(log))
+        rec['held_polls_after_action'] = sum(
+            1 for at in getattr(self, 'held_polls', ()) if at >= start)
         # What Nova sent to the first node after the action, reads aside.
         rec['writes_after_action'] = [
             c.method for c in after if c.node == first_node and
