@@ -497,7 +497,7 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
             obs['problems'] = problems
             wrong += bool(problems)
             total += 1
-            put(f"{obs['scenario']:30} {obs.get('status'):8} "
+            put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
                 f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
         result['by_mode'][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \

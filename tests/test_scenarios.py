@@ -706,3 +706,33 @@ class ParseTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class CheckTreeTest(helpers.ProjectTestCase):
+    """``run --tree``: a scenario the runner could not play (no status,
+    no verdict) is reported wrong, not a crash of the report."""
+
+    def test_observation_without_status(self):
+        from unittest import mock
+        tree = self.tmp / "tree"
+        fixtures = tree / "nova" / "tests" / "fixtures"
+        fixtures.mkdir(parents=True)
+        (fixtures / "ironic.py").write_text("def after_polls(): pass\n")
+        base = tree / "nova" / "tests" / "functional" / "ironic"
+        base.mkdir(parents=True)
+        (base / "base.py").write_text("")
+        obs = {'scenario': 'undeploy-deleting',
+               'error': 'runner error: AssertionError: not polled'}
+        out = self.tmp / "tree.json"
+        with mock.patch.object(mainjob.runner, 'ensure_venv',
+                               return_value=(self.tmp / 'venv', None)), \
+                mock.patch.object(mainjob, 'mode_target'), \
+                mock.patch.object(mainjob, 'run_trees', return_value={
+                    'fixed': {'scenarios': [obs]}}), \
+                mock.patch.object(mainjob, 'put') as put:
+            rc = mainjob.check_tree(self.ctx, tree, 'fake', json_out=out,
+                                    modes=('threading',))
+        self.assertEqual(1, rc)
+        lines = '\n'.join(c.args[0] for c in put.call_args_list)
+        self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
+        self.assertIn('0 of 1 scenarios right', lines)
