@@ -87,17 +87,49 @@ class _BuildWatch:
     are running, so the runner knows when the compute service is idle.
     """
 
+    #: Build results after which the compute manager neither removes the
+    #: build's allocation nor calls _build_failed()/_build_succeeded().
+    NO_BUILD_END = ('failed_by_policy', 'rescheduled_by_policy')
+
     def __init__(self):
         self.lock = threading.Lock()
         self.running = 0
         self.results = []
         self.last_change = time.monotonic()
+        # builds whose _do_build_and_run_instance returned, and those whose
+        # end the compute manager has recorded since (_build_failed() or
+        # _build_succeeded(): after a failed build it first removes the
+        # build's allocation, outside _do_build_and_run_instance)
+        self.builds_returned = 0
+        self.builds_ended = 0
 
     def install(self, test):
         self._wrap(test, '_do_build_and_run_instance', None, 'exception')
         self._wrap(test, 'rebuild_instance', 'rebuilt', 'rebuild-exception')
         self._wrap(test, 'terminate_instance', 'terminated',
                    'terminate-exception')
+        for method in ('_build_failed', '_build_succeeded'):
+            self._wrap_end(test, method)
+
+    def _wrap_end(self, test, method):
+        real = getattr(compute_manager.ComputeManager, method)
+        watch = self
+
+        def wrapper(mgr, *args, **kwargs):
+            try:
+                return real(mgr, *args, **kwargs)
+            finally:
+                with watch.lock:
+                    watch.builds_ended += 1
+                    watch.last_change = time.monotonic()
+
+        test.stub_out('nova.compute.manager.ComputeManager.' + method,
+                      wrapper)
+
+    def builds_pending(self):
+        """Builds that returned but whose end the compute manager has not
+        recorded yet (call with the lock held)."""
+        return self.builds_returned - self.builds_ended
 
     def _wrap(self, test, method, returned, raised):
         real = getattr(compute_manager.ComputeManager, method)
@@ -113,6 +145,9 @@ class _BuildWatch:
                 finally:
                     with watch.lock:
                         watch.results.append(str(result))
+                        if (method == '_do_build_and_run_instance' and
+                                str(result) not in watch.NO_BUILD_END):
+                            watch.builds_returned += 1
 
         test.stub_out('nova.compute.manager.ComputeManager.' + method,
                       wrapper)
@@ -276,6 +311,7 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
                 last, last_change = key, now
             with self.watch.lock:
                 idle = (self.watch.running == 0 and
+                        self.watch.builds_pending() <= 0 and
                         now - self.watch.last_change > SETTLE_QUIET)
             final = server is None or server['status'] in ('ACTIVE', 'ERROR')
             # Before its rebuild_instance ran and returned, a REBUILD server
@@ -287,6 +323,11 @@ class ScenarioTest(_Observe, ironic_base.IronicTestBase):
             # is a "did not settle".
             moving = moving or (server is not None and
                                 server['OS-EXT-STS:task_state'] == 'deleting')
+            # A build handed back to the conductor (task_state scheduling)
+            # is on its way to another host or to ERROR.
+            moving = moving or (server is not None and
+                                server['OS-EXT-STS:task_state'] ==
+                                'scheduling')
             if idle and not moving and (
                     final or now - last_change > SETTLE_QUIET):
                 return server, True, now - start
