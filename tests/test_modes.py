@@ -192,6 +192,30 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(["eventlet"], list(known["pike"].modes))
 
 
+class PackagerSequenceTest(unittest.TestCase):
+    """Every release has one combined target that applies, as whole folders,
+    exactly the sequence the README's packager table names."""
+
+    def test_each_release_has_its_combined_target(self):
+        known = targets.load(util.Context.create(helpers.REPO))
+        for release, combined in (("master", "master-all"), ("2026.1", "2026.1-all"),
+                                  ("2025.2", "2025.2-all"), ("2025.1", "2025.1-all")):
+            with self.subTest(release=release):
+                target = known[combined]
+                self.assertTrue(target.enabled)
+                self.assertEqual(known[release].version, target.version)
+                self.assertIsNone(target.below_upto)
+                self.assertEqual(
+                    [helpers.REPO / f for f in (f"patches/{release}",
+                                                f"patches/rebuild/{release}",
+                                                f"patches/unplugvifs/{release}")],
+                    [helpers.REPO / f for f in target.below])
+                self.assertEqual(helpers.REPO / f"patches/nodeleak/on-teardown/{release}",
+                                 helpers.REPO / target.patches)
+                self.assertTrue(target.own_series(), combined)
+                self.assertIn("functional", target.ci_modes().modes["eventlet"].suites)
+
+
 class TestModesTest(unittest.TestCase):
     """runner.test_modes: one test_tree per mode, flake8 once, a missing
     mode interpreter skipped (a failure under CI=true)."""
