@@ -27,7 +27,7 @@ Standard library only (with ``psutil`` where the venv has it, through
 :mod:`novaseries.procs`), so that it can be imported from Nova's test
 virtualenv as well as from the harness.  Progress goes to the
 ``novaseries.realironic`` logger.  The command line is ``novaseries ironic``
-(:mod:`novaseries.ironic_cli`).
+(:mod:`novaseries.commands.ironic`).
 """
 
 import atexit
