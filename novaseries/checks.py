@@ -16,6 +16,7 @@ touches paths no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
 
 from novaseries import lint, runner
 from novaseries import tree as tree_mod
+from novaseries.outcomes import Outcome
 from novaseries.util import LOG, git, say
 
 
@@ -30,9 +31,9 @@ def lint_commits(tree, commits):
             LOG.warning(f"  warning: {commit[:12]}: {warning}")
         for error in errors:
             LOG.error(f"  error: {commit[:12]}: {error}")
-        outcomes.append(runner.Outcome(name, passed=0 if errors else 1,
-                                       failed=1 if errors else 0,
-                                       note="; ".join(errors)))
+        outcomes.append(Outcome(name, passed=0 if errors else 1,
+                                failed=1 if errors else 0,
+                                note="; ".join(errors)))
     return outcomes
 
 
@@ -44,8 +45,8 @@ def check_commits(ctx, target, tree, run_tests=True):
     # by the target that owns them.
     commits = tree_mod.series_commits(tree)[len(target.below_series()):]
     if not commits:
-        return [runner.Outcome(f"{target.name} check-commits", failed=1,
-                               note=f"{tree} has no commits since base")]
+        return [Outcome(f"{target.name} check-commits", failed=1,
+                        note=f"{tree} has no commits since base")]
     if tree_mod.status(tree):
         LOG.warning(f"warning: {tree} has uncommitted changes; only commits are checked")
     say(f"check-commits: {len(commits)} commits in {tree}")

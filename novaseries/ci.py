@@ -2,8 +2,9 @@
 
 Steps: the harness's own tests (in-process unittest), then for each enabled
 target: prepare its tree, then check-commits (targets with
-``check_commits = true``) or test at HEAD; then every step registered in
-:data:`EXTRA_STEPS` (e.g. the scenario job).  Ends with the line
+``check_commits = true``) or test at HEAD; then the steps of
+:data:`novaseries.cisteps.STEPS` (the real Ironics, the main job).  Ends
+with the line
 ``N passed, N failed, N skipped`` (real totals) and returns non-zero if
 anything failed.
 """
@@ -15,33 +16,10 @@ import time
 import traceback
 import unittest
 
-from novaseries import checks, runner, targets as targets_mod
+from novaseries import checks, cisteps, runner, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.util import LOG, HarnessError, find_interpreter, say
-
-#: Later jobs register themselves here: ``name -> callable(ctx) -> [Outcome]``.
-EXTRA_STEPS = {}
-
-#: Plugin modules that failed to import (``module -> reason``), filled by
-#: :func:`novaseries.cli.load_plugins`: each is a failure of ``ci``, since
-#: the steps it would have registered did not run.
-PLUGIN_ERRORS = {}
-
-
-def register_step(name, func, targets=None, light=False):
-    """Add a ci step (run after the targets, in registration order).
-
-    :param targets: names of the targets the step is about; it is skipped
-        when the project lacks one of them, or when ``ci --target`` names
-        none of them.
-    :param light: the step mostly waits (on a real service's state
-        changes) rather than computes: it runs beside the ``--jobs``
-        others instead of taking one of their places (:class:`Job`).
-    """
-    if targets:
-        func.targets = tuple(targets)
-    func.light = bool(light)
-    EXTRA_STEPS[name] = func
+from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, totals, totals_line
+from novaseries.util import LOG, HarnessError, say
 
 
 def self_tests(ctx):
@@ -56,8 +34,8 @@ def self_tests(ctx):
     result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
-    outcome = runner.Outcome("harness tests (tests/)", passed=result.testsRun - failed - skipped,
-                             failed=failed, skipped=skipped)
+    outcome = Outcome("harness tests (tests/)", passed=result.testsRun - failed - skipped,
+                      failed=failed, skipped=skipped)
     if result.testsRun == 0:
         outcome.failed += 1
         outcome.note = "ran no tests"
@@ -98,29 +76,12 @@ def _failure(name, exc):
             LOG.error(exc.details)
     else:
         LOG.error(traceback.format_exc())
-    return runner.Outcome(name, failed=1, note=f"error: {exc}")
-
-
-def _missing_interpreter(target):
-    """An Outcome when ``target``'s interpreter is missing and the target
-    allows that (``optional_interpreter``), else None.
-
-    Outside CI the target is skipped with a message; under ``CI=true`` (the
-    CI machine image has every interpreter) it is a failure.
-    """
-    if not target.optional_interpreter:
-        return None
-    try:
-        find_interpreter(target.interpreter)
-    except HarnessError as exc:
-        return runner.cannot_run(f"{target.name}: {target.interpreter} missing",
-                                 f"{exc}: target {target.name}", "target not tested")
-    return None
+    return Outcome(name, failed=1, note=f"error: {exc}")
 
 
 class Job:
     """One unit of ``ci`` work: a target (prepare, then check-commits or
-    test) or a registered step.
+    test) or a step (:data:`novaseries.cisteps.STEPS`).
 
     :param name: the target's or step's name (what ``deps`` name).
     :param func: ``func() -> ([Outcome], [(what, seconds)])``; it reports
@@ -248,7 +209,7 @@ def _target_job(ctx, target):
 
 
 def _step_job(ctx, step, func):
-    """The :class:`Job` function of the registered step ``step``."""
+    """The :class:`Job` function of the step called ``step``."""
     def run():
         say(f"=== {step}")
         t0 = time.monotonic()
@@ -263,17 +224,18 @@ def _step_job(ctx, step, func):
     return run
 
 
-def ci(ctx, names=None, self_test=True, jobs=None):
+def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
     """Run everything; print the summary; return the exit status.
 
     The harness's own tests (unless ``self_test`` is false), then each
     enabled target (or the ``names`` given): prepare, then check-commits
-    or test; and each step of :data:`EXTRA_STEPS` whose targets the run
-    covers, once those targets have ended.  ``jobs`` of them run at once
+    or test; and each of ``steps`` (:class:`novaseries.cisteps.Step`
+    records; default :data:`novaseries.cisteps.STEPS`) whose targets the
+    run covers, once those targets have ended.  ``jobs`` of them run at once
     (:func:`run_jobs`; default :func:`default_jobs`); the summary keeps
     this order whatever order they end in.  Failures: a failed test or
     check, a target or step that raises (or exits), a step that returns
-    no Outcome, a plugin that did not load (:data:`PLUGIN_ERRORS`).  A
+    no Outcome.  A
     step whose targets are not in targets.toml counts as skipped (a
     failure under ``CI=true``).  Prints the summary, the times and, last,
     ``N passed, N failed, N skipped``.
@@ -297,29 +259,24 @@ def ci(ctx, names=None, self_test=True, jobs=None):
         if not names and not target.enabled:
             say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
             continue
-        skipped = _missing_interpreter(target)
+        skipped = missing_interpreter(target)
         if skipped:
             plan.append((name, [skipped], None))
             continue
         plan.append((name, None, Job(name, _target_job(ctx, target))))
-    for module, reason in PLUGIN_ERRORS.items():
-        LOG.error(f"error: {reason}: its ci steps cannot run")
-        plan.append((f"plugin {module}", [runner.Outcome(f"plugin {module}", failed=1,
-                                                         note=f"error: {reason}")], None))
     scheduled = {name for name, _, job in plan if job}
-    for step, func in EXTRA_STEPS.items():
-        needs = getattr(func, "targets", None)
+    for step in cisteps.STEPS if steps is None else steps:
+        needs = step.targets
         if needs and names and not set(needs) & set(names):
             continue  # ``ci --target`` chose other targets
         if needs and not set(needs) <= set(known):
             missing = ', '.join(sorted(set(needs) - set(known)))
-            plan.append((step, [runner.cannot_run(
-                step, f"step {step}: targets.toml has no {missing}", f"no target {missing}")],
-                None))
+            plan.append((step.name, [cannot_run(
+                step.name, f"step {step.name}: targets.toml has no {missing}",
+                f"no target {missing}")], None))
             continue
-        plan.append((step, None, Job(step, _step_job(ctx, step, func),
-                                     deps=set(needs or ()) & scheduled,
-                                     light=getattr(func, "light", False))))
+        plan.append((step.name, None, Job(step.name, _step_job(ctx, step.name, step.func),
+                                          deps=set(needs) & scheduled, light=step.light)))
     parallel = jobs or default_jobs()
     results = run_jobs(start_order([job for _, _, job in plan if job]), parallel)
     for name, known_outcomes, job in plan:
@@ -334,5 +291,5 @@ def ci(ctx, names=None, self_test=True, jobs=None):
         print(f"time: {what}: {seconds:.0f} s")
     print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} jobs at a time)")
     # CI reads this last line.
-    print(runner.totals_line(outcomes), flush=True)
-    return 1 if runner.totals(outcomes)[1] else 0
+    print(totals_line(outcomes), flush=True)
+    return 1 if totals(outcomes)[1] else 0

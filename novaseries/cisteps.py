@@ -1,7 +1,5 @@
-"""The ci steps that come after the targets' tests.
-
-Registered with :func:`novaseries.ci.register_step` when the CLI loads its
-plugins:
+"""The ci steps that come after the targets' tests: :data:`STEPS`, which
+:func:`novaseries.ci.ci` runs in this order:
 
 * ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
   on 127.0.0.1) and the end-to-end tests of the fixed driver against the
@@ -18,14 +16,21 @@ plugins:
 * ``main job vs real Ironic``: ``novaseries run --ironic real`` for the
   scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
   against a real Ironic 39.0.0 per tree.
+
+Each runs in the default mode of targets.toml ``[modes]``
+(:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
+nova-compute in, within CI's time; ``ironic selftest --mode eventlet`` and
+``run --mode both`` run the other one).
 """
 
 import json
 import re
+import typing
 
-from novaseries import ci, mainjob, pikeironic, realironic, runner
+from novaseries import mainjob, pikeironic, realironic, runner
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
+from novaseries.outcomes import Outcome, missing_interpreter
 from novaseries.util import LOG, say
 
 
@@ -48,25 +53,21 @@ def parse_unittest(text):
     return int(ran[-1]), failed, counts.get("skipped", 0)
 
 
-#: The modes CI runs the real-Ironic tests and the main job in: the one
-#: nova 34.0.0 runs nova-compute in (within CI's time; ``ironic selftest
-#: --mode eventlet`` and ``run --mode both`` run the other one).
-CI_MODES = mainjob.DEFAULT_MODES
-
-
 def real_ironic_step(ctx):
     """Run tests/realironic against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
-    rebuild change), in the master target's :data:`CI_MODES`: all
-    of them in the main job's default mode (threading, how nova 34.0.0
-    runs nova-compute), the driver's end-to-end tests (``test_e2e``) in
-    any other (the contract and process tests do not run Nova's
-    services); one Outcome per mode with unittest's counts."""
+    rebuild change), in the master target's modes that are
+    :func:`~novaseries.targets.default_modes`: all of them in a default
+    mode (threading, how nova 34.0.0 runs nova-compute), the driver's
+    end-to-end tests (``test_e2e``) in any other (the contract and process
+    tests do not run Nova's services); one Outcome per mode with
+    unittest's counts."""
     target = targets_mod.get(ctx, "master-all")
+    ci_modes = targets_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
     outcomes = []
-    for mode in [m for m in target.modes if m in CI_MODES]:
+    for mode in [m for m in target.modes if m in ci_modes]:
         env = mainjob.mode_target(target, mode).mode.env
         log_path = ctx.results("realironic") / f"selftest.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +75,7 @@ def real_ironic_step(ctx):
             rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
                                      expect="fixed", log=log, root=ctx.root,
                                      nova_env=env, pattern=None if mode in
-                                     mainjob.DEFAULT_MODES else "test_e2e")
+                                     ci_modes else "test_e2e")
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = parse_unittest(text)
         if rc and not failed:
@@ -83,7 +84,7 @@ def real_ironic_step(ctx):
             LOG.error("\n".join(text.strip().splitlines()[-40:]))
         say(f"real Ironic tests [{mode}]: {ran} run, {failed} failed, {skipped} "
             f"skipped (log: {log_path})")
-        outcomes.append(runner.Outcome(
+        outcomes.append(Outcome(
             f"real Ironic contract + end-to-end tests [{mode}]",
             passed=ran - failed - skipped, failed=failed, skipped=skipped,
             note=f"log: {log_path}"))
@@ -115,13 +116,14 @@ def _wrong_text(fixed):
 
 
 def main_job_step(ctx):
-    """Run the main job in :data:`CI_MODES`; count the fixed tree's
+    """Run the main job in the default modes
+    (:func:`~novaseries.targets.default_modes`); count the fixed tree's
     scenarios per mode; run the benchmark's code once per mode
     (BENCH_SMOKE) and count its problems."""
     out = ctx.results("run") / "run.json"
     mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
                 json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
-                modes=tuple(CI_MODES))
+                modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
@@ -132,29 +134,30 @@ def main_job_step(ctx):
         if wrong:
             note += "; wrong on the fixed tree: " + _wrong_text(fixed)
         outcomes += [
-            runner.Outcome(f"main job [{mode}]: scenarios right on the fixed tree",
-                           passed=len(fixed) - wrong, failed=wrong, note=note),
-            runner.Outcome(f"benchmark code [{mode}] ({BENCH_SMOKE}, once per tree)",
-                           passed=int(not problems), failed=int(bool(problems)),
-                           note="; ".join(problems) or "reproducer: the K "
-                           "torn-down builds in BUILD; fixed: consistent")]
+            Outcome(f"main job [{mode}]: scenarios right on the fixed tree",
+                    passed=len(fixed) - wrong, failed=wrong, note=note),
+            Outcome(f"benchmark code [{mode}] ({BENCH_SMOKE}, once per tree)",
+                    passed=int(not problems), failed=int(bool(problems)),
+                    note="; ".join(problems) or "reproducer: the K "
+                    "torn-down builds in BUILD; fixed: consistent")]
     return outcomes
 
 
 def main_job_real_step(ctx):
     """Run the main job's CI subset (``scenario_table.REAL_CI``) through
     Nova's whole stack against a real Ironic 39.0.0 per tree
-    (``run --ironic real``) in :data:`CI_MODES`; one Outcome per mode
+    (``run --ironic real``) in the default modes
+    (:func:`~novaseries.targets.default_modes`); one Outcome per mode
     with the fixed tree's scenarios right and wrong."""
     # (this run's own JSON: another run may write the shared copy)
     _, out = mainjob.play_real(
         ctx, scenarios=list(mainjob.scenario_table.REAL_CI),
-        modes=tuple(CI_MODES))
+        modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
         fixed, wrong, shown = _scenario_counts(data["by_mode"][mode])
-        outcomes.append(runner.Outcome(
+        outcomes.append(Outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
             "tree", passed=len(fixed) - wrong, failed=wrong,
             note=f"bug shown in {shown} scenarios on the reproducer tree; "
@@ -171,7 +174,7 @@ def pike_real_ironic_step(ctx):
     it).
     """
     target = targets_mod.get(ctx, "pike")
-    missing = ci._missing_interpreter(target)
+    missing = missing_interpreter(target)
     if missing:
         return [missing]
     tree = tree_mod.prepare(ctx, target)
@@ -191,22 +194,40 @@ def pike_real_ironic_step(ctx):
         if failed:
             LOG.error("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")
-        outcomes.append(runner.Outcome(
+        outcomes.append(Outcome(
             f"pike {label} tree vs Ironic {pikeironic.IRONIC_VERSION} end to end ({what})",
             passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
             note=f"log: {log_path}"))
     return outcomes
 
 
-# The real Ironics' steps mostly wait for the services' state changes
-# (measured: 56 CPU seconds in 125 s for the real-Ironic tests): they run
-# beside the targets' tests.
-ci.register_step("real Ironic", real_ironic_step, targets=["master-all"], light=True)
-ci.register_step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=["pike"],
-                 light=True)
-ci.register_step("main job", main_job_step, targets=["master"])
-# Mostly waits for the real Ironics too (the scenarios' polls are 1 s
-# apart); it prepares the main job's two trees (shared, read-only once up
-# to date).
-ci.register_step("main job vs real Ironic", main_job_real_step,
-                 targets=["master", "master-all"], light=True)
+class Step(typing.NamedTuple):
+    """One ci step after the targets (a record of :data:`STEPS`)."""
+
+    #: its name in ci's output and summary
+    name: str
+    #: ``func(ctx) -> [Outcome]`` (at least one; raising is a failure)
+    func: typing.Callable
+    #: the targets the step is about: it waits for their jobs (their trees
+    #: and venvs are then ready); it is skipped when the project lacks one
+    #: of them, or when ``ci --target`` names none of them
+    targets: tuple = ()
+    #: the step mostly waits (on a real service's state changes) rather
+    #: than computes: it runs beside the ``--jobs`` others instead of
+    #: taking one of their places (:class:`novaseries.ci.Job`)
+    light: bool = False
+
+
+#: The ci steps after the targets, in order.  The real Ironics' steps
+#: mostly wait for the services' state changes (measured: 56 CPU seconds
+#: in 125 s for the real-Ironic tests): they run beside the targets'
+#: tests.  ``main job vs real Ironic`` mostly waits for the real Ironics
+#: too (the scenarios' polls are 1 s apart); it prepares the main job's
+#: two trees (shared, read-only once up to date).
+STEPS = (
+    Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
+    Step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=("pike",), light=True),
+    Step("main job", main_job_step, targets=("master",)),
+    Step("main job vs real Ironic", main_job_real_step, targets=("master", "master-all"),
+         light=True),
+)

@@ -3,10 +3,11 @@
 Output is ``git format-patch --no-signature --zero-commit -N`` run with no
 user configuration, so a re-export of an unchanged tree is byte-identical
 (``git status`` stays clean).  Options only the submitter should use
-(real bug numbers, Signed-off-by, disclosure trailers) are applied to the
-exported files, never to the tree.
+(real bug numbers, Signed-off-by, disclosure trailers, the author) are
+applied to the exported files, never to the tree.
 """
 
+import email.utils
 import os
 import pathlib
 import re
@@ -54,10 +55,41 @@ def _format_patch(tree, rev_range, outdir):
     return sorted(pathlib.Path(outdir).glob("*.patch"))
 
 
-def _rewrite_with_bugs(tree, files, mapping, outdir, start="base"):
+def parse_author(text):
+    """``"Name <email>"`` (``export --author``) -> ``(name, email)``.
+
+    :raises HarnessError: not a name (no ``<``, ``>`` or line break) then
+        one address with an ``@`` and no blanks in angle brackets, and
+        nothing else.
+    """
+    match = re.fullmatch(r"([^<>\s](?:[^<>\n]*[^<>\s])?) <([^<>\s@]+@[^<>\s@]+)>", text)
+    if not match:
+        raise HarnessError(f"--author {text!r}: expected 'Name <email@example.org>' "
+                           "(a name, a space, an email address in angle brackets)")
+    return match.group(1), match.group(2)
+
+
+def set_author(data, author):
+    """The format-patch text ``data`` (bytes) with its ``From:`` header
+    (and the header's continuation lines) saying ``author``, a ``(name,
+    email)`` pair (quoted and encoded as a mail header, so that git am
+    reads it back exactly)."""
+    head, sep, body = data.partition(b"\n\n")
+    lines, kept, skipping = head.split(b"\n"), [], False
+    header = "From: " + email.utils.formataddr(author)
+    for line in lines:
+        if skipping and line[:1] in (b" ", b"\t"):
+            continue
+        skipping = line.startswith(b"From: ")
+        kept.append(header.encode() if skipping else line)
+    return b"\n".join(kept) + sep + body
+
+
+def _rewrite(tree, files, mapping, author, outdir, start="base"):
     """Re-apply ``files`` with placeholders replaced (contents, file names,
-    messages) in a scratch worktree, and format-patch the result, so index
-    lines and diffstats match the substituted contents."""
+    messages) and ``author`` (``(name, email)`` or None) as the author, in
+    a scratch worktree, and format-patch the result, so index lines and
+    diffstats match the substituted contents."""
     subst = pathlib.Path(outdir).parent / "substituted"
     subst.mkdir()
     rewritten = []
@@ -66,6 +98,8 @@ def _rewrite_with_bugs(tree, files, mapping, outdir, start="base"):
         data = path.read_bytes()
         for placeholder, number in mapping.items():
             data = data.replace(placeholder.encode(), number.encode())
+        if author:
+            data = set_author(data, author)
         new.write_bytes(data)
         rewritten.append(new)
     with tree_mod.scratch_worktree(tree, start) as scratch:
@@ -127,9 +161,14 @@ def add_trailers(files, trailers):
         run(["git", "interpret-trailers", "--in-place", *args, str(path)], env=git_env())
 
 
-def export(target, tree, out=None, bugs=None, signoff=False, trailers=()):
+def export(target, tree, out=None, bugs=None, signoff=False, trailers=(), author=None):
     """Export ``base..HEAD`` of ``tree`` into ``out`` (default: the target's
     patches folder) and rewrite its ``series``.  Returns the written names.
+
+    ``bugs``: ``{placeholder: number}`` (:func:`parse_bugs`) replaced in the
+    exported patches; ``signoff``/``trailers``: trailers added to each
+    message; ``author``: ``(name, email)`` (:func:`parse_author`), the
+    author of each exported patch (None: the tree's commits' own).
 
     Refuses (HarnessError, nothing written) if the tree has uncommitted or
     untracked changes, a git am in progress, or no commits since base.
@@ -161,8 +200,8 @@ def export(target, tree, out=None, bugs=None, signoff=False, trailers=()):
         if not files:
             raise HarnessError(f"{tree} has no commits above its {target.below_names()} "
                                "patches: nothing to export")
-        if bugs:
-            files = _rewrite_with_bugs(tree, files, bugs, work / "final", start)
+        if bugs or author:
+            files = _rewrite(tree, files, bugs or {}, author, work / "final", start)
         add_trailers(files, trailers)
         names = _sync(files, out)
     finally:

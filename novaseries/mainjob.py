@@ -35,7 +35,7 @@ import textwrap
 import threading
 import time
 
-from novaseries import benchreport, procs, runner, targets as targets_mod
+from novaseries import benchreport, procs, realironic, runner, targets as targets_mod
 from novaseries.scenarios import bench_table, real_backend, scenario_table
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, HarnessError, say
@@ -562,7 +562,6 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     :raises HarnessError: a scenario that is not playable, a runner that
         failed without its JSON, an Ironic that did not start.
     """
-    from novaseries import realironic
     names = real_scenarios(scenarios)
     modes = modes or DEFAULT_MODES
     target = targets_mod.get(ctx, target_name)
@@ -745,112 +744,3 @@ def scenario_list():
             lines.append("    real Ironic, driver level (ironic selftest): "
                          f"tests/realironic/test_e2e.py {sc.real_ironic}")
     return lines
-
-
-def _bench_spec(spec):
-    """argparse type of ``--bench``: ``N:S:K[:option=value,...]`` (see
-    ``bench_table.parse``) or a suite name (``bench_table.SUITES``)."""
-    import argparse
-    if spec in bench_table.SUITES:
-        return spec
-    try:
-        return bench_table.parse(spec).text
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(
-            f"{e}; or a suite: {', '.join(bench_table.SUITES)}")
-
-
-def _runs(text):
-    """argparse type of ``--bench-runs``: an integer >= 1."""
-    import argparse
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 1")
-    return int(text)
-
-
-def _modes(choice):
-    """The modes of ``--mode CHOICE`` (None: :data:`DEFAULT_MODES`)."""
-    if choice is None:
-        return DEFAULT_MODES
-    return tuple(MODES) if choice == 'both' else (choice,)
-
-
-def _register():
-    from novaseries import cli
-
-    @cli.command('run', 'the main job: every scenario on the reproducer and '
-                 'the fixed tree, verdict table + JSON')
-    @cli.arguments(
-        (('--target',), dict(default='master')),
-        (('--scenario',), dict(action='append', default=[], metavar='NAME',
-                               choices=list(scenario_table.BY_NAME),
-                               help='only this scenario (repeatable; the '
-                               'names are listed below)')),
-        (('--list',), dict(action='store_true', help='list the scenarios with '
-                           'what each tree must show, and stop')),
-        (('--bench',), dict(action='append', default=[],
-                            metavar='N:S:K[:option=value,...]|SUITE',
-                            type=_bench_spec,
-                            help='benchmark (repeatable): N concurrent '
-                            'builds on N+S nodes, K undeployed in wait '
-                            'call-back, Nova options '
-                            f"{', '.join(bench_table.OPTIONS)}; or a suite: "
-                            f"{', '.join(bench_table.SUITES)} "
-                            '(doc/main-job.rst)')),
-        (('--bench-runs',), dict(type=_runs, default=None, metavar='R',
-                                 help='runs of each benchmark spec (default '
-                                 f'{BENCH_RUNS}; the report gives medians)')),
-        (('--json',), dict(help='where to write the JSON (default: '
-                           'build/results/run/run.json; with --ironic real '
-                           'run-real.json)')),
-        (('--ironic',), dict(choices=('fake', 'real'), default='fake',
-                             help='fake: the fake Ironic of the series '
-                             '(default); real: a real Ironic 39.0.0 on '
-                             '127.0.0.1 per tree, through the whole Nova '
-                             'stack, for the scenarios it can play '
-                             '(--list says which)')),
-        (('--mode',), dict(choices=(*MODES, 'both'), default=None,
-                           help="Nova's concurrency mode: threading (nova "
-                           "34.0.0's default, the default here), eventlet, "
-                           'or both (threading, then eventlet)')),
-        (('--tree',), dict(help='instead: judge this Nova tree (with the '
-                           "series' fake Ironic) as a fixed tree")))
-    def cmd_run(ctx, args):
-        if args.list:
-            given = [opt for opt, used in (
-                ('--tree', args.tree), ('--scenario', args.scenario),
-                ('--bench', args.bench), ('--json', args.json),
-                ('--bench-runs', args.bench_runs is not None),
-                ('--ironic', args.ironic != 'fake'),
-                ('--mode', args.mode),
-                ('--target', args.target != 'master')) if used]
-            if given:
-                raise HarnessError(f"--list lists the scenarios; it does not take "
-                                   f"{', '.join(given)}")
-            for line in scenario_list():
-                put(line)
-            return 0
-        if args.tree:
-            ignored = [opt for opt, used in (('--bench', args.bench),
-                                             ('--bench-runs', args.bench_runs is not None),
-                                             ('--ironic real', args.ironic == 'real'))
-                       if used]
-            if ignored:
-                raise HarnessError(f"--tree judges one tree with the fake Ironic; "
-                                   f"it does not take {' or '.join(ignored)}")
-            return check_tree(ctx, args.tree, args.target, args.scenario,
-                              args.json, _modes(args.mode))
-        if args.bench_runs is not None and not args.bench:
-            raise HarnessError("--bench-runs needs --bench")
-        if args.bench and args.ironic == 'real':
-            raise HarnessError("--bench runs on the fake Ironic; it does not "
-                               "take --ironic real")
-        return run(ctx, args.target, args.scenario, args.bench, args.json,
-                   args.ironic, args.bench_runs or BENCH_RUNS,
-                   _modes(args.mode))
-
-    cmd_run.epilog = 'scenarios (novaseries/scenarios/scenario_table.py):\n' + \
-        '\n'.join(f"  {sc.name:30} {sc.title}" for sc in SCENARIOS)
-
-
-_register()

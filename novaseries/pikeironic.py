@@ -44,7 +44,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from novaseries import procs, realironic
+from novaseries import procs, realironic, util
 from novaseries.realironic import RealIronicError
 
 LOG = logging.getLogger("novaseries.pikeironic")
@@ -164,7 +164,6 @@ def ensure_venv(build=None, root=None):
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
-    from novaseries import util
     build = pathlib.Path(build or realironic.default_build())
     return realironic.pinned_venv(
         venv_dir(build), lambda: util.find_interpreter("python2.7"), pins_file(root),

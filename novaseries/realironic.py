@@ -27,7 +27,7 @@ Standard library only (with ``psutil`` where the venv has it, through
 :mod:`novaseries.procs`), so that it can be imported from Nova's test
 virtualenv as well as from the harness.  Progress goes to the
 ``novaseries.realironic`` logger.  The command line is ``novaseries ironic``
-(:mod:`novaseries.ironic_cli`).
+(:mod:`novaseries.commands.ironic`).
 """
 
 import atexit
@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from novaseries import procs
+from novaseries import procs, util
 
 LOG = logging.getLogger("novaseries.realironic")
 
@@ -95,7 +95,6 @@ def _base_python(python=None):
     interpreter's identity, not this path."""
     python = python or os.environ.get("REALIRONIC_PYTHON")
     if not python:
-        from novaseries import util
         try:
             return str(util.find_interpreter("python3.11"))
         except util.HarnessError as exc:
@@ -128,7 +127,6 @@ def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv
     :raises RealIronicError: no interpreter, or venv creation or pip failed
         (with pip's tail).
     """
-    from novaseries import util
     try:
         interpreter = python()
         digest = hashlib.sha256(pins.read_bytes() + b"\0" + recipe.encode() + b"\0" +

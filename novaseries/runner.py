@@ -13,7 +13,6 @@ selection that runs no test is a failure.
 
 import concurrent.futures
 import csv
-import dataclasses
 import hashlib
 import io
 import os
@@ -25,6 +24,7 @@ import threading
 import time
 
 from novaseries import sdist as sdist_mod
+from novaseries.outcomes import Outcome, cannot_run
 from novaseries import tree as tree_mod
 from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
                              interpreter_identity, git, run, say)
@@ -38,37 +38,6 @@ FUNCTIONAL_DIR = "nova/tests/functional/"
 #: change unit results, so check-commits does not re-run the unit selections.
 UNIT_IRRELEVANT = ("nova/tests/functional/", "releasenotes/", "doc/", "api-guide/",
                    "api-ref/")
-
-
-@dataclasses.dataclass
-class Outcome:
-    """Counts for one selection (a stestr filter, a module, flake8, a lint)."""
-
-    name: str
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    note: str = ""
-
-    def line(self):
-        """One summary line."""
-        mark = "FAIL" if self.failed else "ok  "
-        text = f"{mark} {self.name}: {self.passed} passed, {self.failed} failed"
-        if self.skipped:
-            text += f", {self.skipped} skipped"
-        return text + (f"  ({self.note})" if self.note else "")
-
-
-def totals(outcomes):
-    """Sum of outcomes as ``(passed, failed, skipped)``."""
-    return (sum(o.passed for o in outcomes), sum(o.failed for o in outcomes),
-            sum(o.skipped for o in outcomes))
-
-
-def totals_line(outcomes):
-    """The closing ``N passed, N failed, N skipped`` line."""
-    passed, failed, skipped = totals(outcomes)
-    return f"{passed} passed, {failed} failed, {skipped} skipped"
 
 
 def parse_csv(text):
@@ -522,17 +491,6 @@ def modes(target):
     """The target in each of its concurrency modes, in order (``[target]``
     itself when it lists none)."""
     return [target.in_mode(name) for name in target.modes] or [target]
-
-
-def cannot_run(name, why, note):
-    """An Outcome for a target, mode or step that cannot run here: skipped
-    with a warning, but a failure (and an error) under ``CI=true``, where
-    the machine must have everything."""
-    under_ci = os.environ.get("CI", "").lower() == "true"
-    (LOG.error if under_ci else LOG.warning)(
-        f"{'error' if under_ci else 'warning'}: {why}: "
-        f"{'cannot run under CI=true' if under_ci else 'skipped'}")
-    return Outcome(name, failed=int(under_ci), skipped=int(not under_ci), note=note)
 
 
 def mode_interpreter_missing(target):

@@ -64,6 +64,13 @@ class Mode:
     unit: tuple = None
     ci_suites: tuple = None
     functional_workers_per_core: int = 1
+    #: What the mode is (``[modes.<name>] description``), for the commands'
+    #: help and output.
+    description: str = ""
+    #: True for the default mode (``default = true``, exactly one): the
+    #: mode nova 34.0.0 runs nova-compute in, the one the main job, the
+    #: real-Ironic tests and ``ci``'s steps run in unless told otherwise.
+    default: bool = False
 
 
 @dataclasses.dataclass
@@ -268,7 +275,9 @@ def _modes(path, name, known, wanted):
         if mode not in known:
             raise HarnessError(f"targets file {path}: target {name}: unknown mode {mode!r} "
                                f"(known: {', '.join(known) or 'none'})")
-        settings = {**known[mode], **settings}
+        # description and default are the mode's own, not a target's setting
+        shared = {k: v for k, v in known[mode].items() if k not in _MODE_ONLY}
+        settings = {**shared, **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
                                  "functional_exclude", "ci", "unit", "ci_suites",
                                  "functional_workers_per_core"}
@@ -300,19 +309,67 @@ def _modes(path, name, known, wanted):
                            ci=bool(settings.get("ci", True)),
                            unit=tuple(unit) if unit is not None else None,
                            ci_suites=tuple(ci_suites) if ci_suites is not None else None,
-                           functional_workers_per_core=per_core)
+                           functional_workers_per_core=per_core,
+                           description=str(known[mode].get("description", "")),
+                           default=known[mode].get("default") is True)
     return modes
+
+
+#: Settings of ``[modes.<name>]`` that a target's own mode table cannot set.
+_MODE_ONLY = ("description", "default")
+
+
+def _read(path):
+    """The targets file at ``path`` as a dict; HarnessError (one line) if it
+    is missing or not TOML."""
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise HarnessError(f"targets file {path} not found")
+    except tomllib.TOMLDecodeError as exc:
+        raise HarnessError(f"targets file {path}: {exc}")
+
+
+def load_modes(ctx, path=None):
+    """Nova's concurrency modes of the targets file's ``[modes]``:
+    ``{name: Mode}`` in file order, each with its ``env``, ``description``
+    and ``default``, and the settings the file gives every target that
+    runs in it; ``{}`` when the file has no ``[modes]``.
+
+    :raises HarnessError: the file is missing or not TOML, a mode has a
+        ``description`` that is not text or a ``default`` that is not a
+        boolean, or not exactly one mode is the default.
+    """
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    known = _read(path).get("modes", {})
+    for name, table in known.items():
+        if not isinstance(table.get("description", ""), str) or \
+                not isinstance(table.get("default", False), bool):
+            raise HarnessError(f"targets file {path}: [modes.{name}]: description must "
+                               "be text and default true or false")
+    modes = _modes(path, "[modes]", known, {name: {} for name in known})
+    defaults = [name for name, mode in modes.items() if mode.default]
+    if modes and len(defaults) != 1:
+        raise HarnessError(f"targets file {path}: [modes] must mark exactly one mode "
+                           f"default = true (Nova's default mode), not "
+                           f"{', '.join(defaults) or 'none'}")
+    return modes
+
+
+def default_modes(ctx, path=None):
+    """The names of the default mode(s) of ``[modes]`` (:func:`load_modes`),
+    a tuple: what the main job, the real-Ironic tests and ``ci``'s steps
+    run in unless told otherwise; ``()`` when the file has no ``[modes]``.
+
+    :raises HarnessError: as :func:`load_modes`.
+    """
+    return tuple(name for name, mode in load_modes(ctx, path).items() if mode.default)
 
 
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order)."""
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise HarnessError(f"targets file {path} not found")
-    except tomllib.TOMLDecodeError as exc:
-        raise HarnessError(f"targets file {path}: {exc}")
+    data = _read(path)
     defaults = data.get("defaults", {})
     targets = {}
     for name, entry in data.get("targets", {}).items():

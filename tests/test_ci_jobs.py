@@ -5,6 +5,7 @@ import unittest
 from unittest import mock
 
 from novaseries import ci, runner
+from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 
 #: Bound of every wait below (a wait for a state, never a sleep).
@@ -27,16 +28,16 @@ class RunJobsTest(unittest.TestCase):
             events.append("target started")
             self.assertTrue(release.wait(WAIT), "the other slot never ran 'other'")
             events.append("target ended")
-            return [runner.Outcome("target", passed=1)]
+            return [Outcome("target", passed=1)]
 
         def step():
             events.append("step started")
-            return [runner.Outcome("step", passed=1)]
+            return [Outcome("step", passed=1)]
 
         def other():
             events.append("other started")
             release.set()
-            return [runner.Outcome("other", passed=1)]
+            return [Outcome("other", passed=1)]
 
         results = ci.run_jobs([_job("target", target), _job("step", step, {"target"}),
                                _job("other", other)], parallel=2)
@@ -52,7 +53,7 @@ class RunJobsTest(unittest.TestCase):
             both.wait()  # BrokenBarrierError unless both run at once
             seen.append(runner.mode_concurrency(1))
             both.wait()
-            return [runner.Outcome("job", passed=1)]
+            return [Outcome("job", passed=1)]
 
         with mock.patch("os.cpu_count", return_value=4):
             results = ci.run_jobs([_job("a", job), _job("b", job)], parallel=2)
@@ -68,7 +69,7 @@ class RunJobsTest(unittest.TestCase):
         order = []
 
         def job(name):
-            return lambda: order.append(name) or [runner.Outcome(name, passed=1)]
+            return lambda: order.append(name) or [Outcome(name, passed=1)]
 
         ci.run_jobs([_job(n, job(n)) for n in "abcd"], parallel=1)
         self.assertEqual(list("abcd"), order)
@@ -78,7 +79,7 @@ class RunJobsTest(unittest.TestCase):
             raise RuntimeError("boom")
 
         results = ci.run_jobs([_job("broken", broken),
-                               _job("after", lambda: [runner.Outcome("after", passed=1)],
+                               _job("after", lambda: [Outcome("after", passed=1)],
                                     {"broken"})], parallel=2)
         failed, = results["broken"][0]
         self.assertEqual(1, failed.failed)
@@ -114,12 +115,12 @@ class LightJobTest(unittest.TestCase):
 
         def heavy():
             self.assertTrue(light_ran.wait(WAIT), "the light job waited for a slot")
-            return [runner.Outcome("heavy", passed=1)]
+            return [Outcome("heavy", passed=1)]
 
         def light():
             seen.append(runner.mode_concurrency(1))
             light_ran.set()
-            return [runner.Outcome("light", passed=1)]
+            return [Outcome("light", passed=1)]
 
         with mock.patch("os.cpu_count", return_value=4):
             results = ci.run_jobs([_job("heavy", heavy),
@@ -135,18 +136,18 @@ class LightJobTest(unittest.TestCase):
 
         def target():
             events.append("target")
-            return [runner.Outcome("target", passed=1)]
+            return [Outcome("target", passed=1)]
 
         def light():
             events.append("light")
-            return [runner.Outcome("light", passed=1)]
+            return [Outcome("light", passed=1)]
 
         ci.run_jobs([ci.Job("light", lambda: (light(), []), {"target"}, light=True),
                      _job("target", target)], parallel=2)
         self.assertEqual(["target", "light"], events)
 
     def test_only_light_jobs(self):
-        results = ci.run_jobs([ci.Job("light", lambda: ([runner.Outcome("l", passed=1)], []),
+        results = ci.run_jobs([ci.Job("light", lambda: ([Outcome("l", passed=1)], []),
                                       light=True)], parallel=2)
         self.assertEqual(["l"], [o.name for o in results["light"][0]])
 

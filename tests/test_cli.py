@@ -1,9 +1,21 @@
-"""Command-line errors: one line, non-zero exit; the targets file."""
+"""Command-line errors: one line, non-zero exit; the targets file; the
+CLI's wiring (cli.COMMANDS, the command modules, ci's step table) and the
+import rules."""
 
+import argparse
+import ast
+import contextlib
 import io
+import os
+import re
+import subprocess
+import sys
 import unittest
+from unittest import mock
 
-from novaseries import targets
+from novaseries import ci, cisteps, cli, targets, util
+from novaseries.commands import run as run_command
+from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -108,50 +120,56 @@ class LoggingTest(helpers.ProjectTestCase):
 
 
 class CiStepsTest(helpers.ProjectTestCase):
+    """ci's steps after the targets: cisteps.STEPS, or ``steps=``."""
 
-    def test_registered_steps_are_counted(self):
-        import contextlib
-        import io
-
-        from novaseries import ci, runner
-
+    def test_steps_are_counted(self):
         def good(ctx):
-            return [runner.Outcome("scenario", passed=2)]
+            return [Outcome("scenario", passed=2)]
 
         def broken(ctx):
             raise RuntimeError("boom")
 
-        saved = dict(ci.EXTRA_STEPS)
-        self.addCleanup(lambda: (ci.EXTRA_STEPS.clear(), ci.EXTRA_STEPS.update(saved)))
-        ci.register_step("good", good)
-        ci.register_step("broken", broken)
         out = helpers.capture_log(self, io.StringIO())
         with contextlib.redirect_stdout(out):
-            status = ci.ci(self.ctx, ["fake"], self_test=False)
+            status = ci.ci(self.ctx, ["fake"], self_test=False,
+                           steps=(cisteps.Step("good", good), cisteps.Step("broken", broken)))
         self.assertEqual(status, 1)
         self.assertEqual(out.getvalue().splitlines()[-1], "2 passed, 2 failed, 0 skipped")
         self.assertIn("RuntimeError: boom", out.getvalue())
 
+    def test_a_test_may_patch_the_step_table(self):
+        ran = []
+        steps = (cisteps.Step("patched", lambda ctx: ran.append(ctx) or
+                              [Outcome("patched", passed=1)], targets=("fake",)),)
+        out = helpers.capture_log(self, io.StringIO())
+        with contextlib.redirect_stdout(out), mock.patch.object(cisteps, "STEPS", steps):
+            status = ci.ci(self.ctx, ["fake"], self_test=False)
+        self.assertEqual([self.ctx], ran)
+        self.assertIn("ok   patched: 1 passed, 0 failed", out.getvalue())
+        # the target fake has no patches: one failure; then the step
+        self.assertEqual(1, status)
+        self.assertEqual("1 passed, 1 failed, 0 skipped", out.getvalue().splitlines()[-1])
+
+    def test_the_step_table(self):
+        self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
+                          "main job vs real Ironic"], [step.name for step in cisteps.STEPS])
+        for step in cisteps.STEPS:
+            self.assertTrue(callable(step.func), step)
+            self.assertIsInstance(step.targets, tuple)
+        self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
+                         {step.name for step in cisteps.STEPS if step.light})
+
     def test_steps_that_cannot_pass_quietly(self):
-        import contextlib
-        import io
-
-        from novaseries import ci
-
-        saved = dict(ci.EXTRA_STEPS)
-        self.addCleanup(lambda: (ci.EXTRA_STEPS.clear(), ci.EXTRA_STEPS.update(saved)))
-        ci.EXTRA_STEPS.clear()
-        ci.register_step("empty", lambda ctx: [])
-        ci.register_step("exits", lambda ctx: exec("raise SystemExit(0)"))
-        ci.register_step("needs", lambda ctx: self.fail("must not run"),
-                         targets=["fake", "nosuch"])
-        from unittest import mock
+        steps = (cisteps.Step("empty", lambda ctx: []),
+                 cisteps.Step("exits", lambda ctx: exec("raise SystemExit(0)")),
+                 cisteps.Step("needs", lambda ctx: self.fail("must not run"),
+                              targets=("fake", "nosuch")))
         for under_ci, needs in (("", "ok   needs: 0 passed, 0 failed, 1 skipped"),
                                 ("true", "FAIL needs: 0 passed, 1 failed")):
             out = helpers.capture_log(self, io.StringIO())
             with contextlib.redirect_stdout(out), \
                     mock.patch.dict("os.environ", {"CI": under_ci}):
-                status = ci.ci(self.ctx, ["fake"], self_test=False)
+                status = ci.ci(self.ctx, ["fake"], self_test=False, steps=steps)
             text = out.getvalue()
             self.assertEqual(1, status)
             self.assertIn("FAIL empty: 0 passed, 1 failed  (error: step empty produced no "
@@ -160,53 +178,146 @@ class CiStepsTest(helpers.ProjectTestCase):
             self.assertIn(f"{needs}  (no target nosuch)", text)
 
 
-class BrokenPluginTest(helpers.ProjectTestCase):
-    """A plugin that fails to import fails ``ci`` and names itself; its
-    commands say why they are unavailable (a copy of the package whose
-    ``mainjob`` raises, run as a user would)."""
+class CommandsTest(unittest.TestCase):
+    """The CLI is wired explicitly: cli.COMMANDS lists the command modules."""
 
-    def setUp(self):
-        super().setUp()
-        import shutil
-        copy = self.tmp / "copy"
-        shutil.copytree(helpers.REPO / "novaseries", copy / "novaseries",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        (copy / "novaseries" / "mainjob.py").write_text(
-            'raise RuntimeError("mainjob is broken")\n')
-        self.copy = copy
+    #: ``novaseries --help``'s commands before the commands/ package
+    COMMANDS = ["targets", "prepare", "export", "test", "check-commits", "ci", "run", "ironic"]
 
-    def _cli(self, *args):
-        import os
-        import subprocess
-        import sys
-        # -S: no site-packages, whose editable install of the harness would
-        # win over PYTHONPATH (the harness needs only the standard library)
-        env = dict(os.environ, PYTHONPATH=str(self.copy),
-                   NOVASERIES_SDIST_CACHE=str(self.cache),
-                   NOVASERIES_BUILD=str(self.tmp / "build"))
-        return subprocess.run([sys.executable, "-S", "-m", "novaseries", "--root",
-                               str(self.root), *args], capture_output=True, text=True,
-                              env=env, stdin=subprocess.DEVNULL, cwd=str(self.tmp))
+    def parser(self):
+        return cli.build_parser(util.Context.create(helpers.REPO))
 
-    def test_ci_fails(self):
-        proc = self._cli("ci", "--no-self-tests", "--target", "fake")
-        self.assertEqual(1, proc.returncode, proc.stdout + proc.stderr)
-        self.assertIn("novaseries.mainjob failed to load: RuntimeError('mainjob is broken')",
-                      proc.stderr)
-        summary = proc.stdout.split("=== summary", 1)[1]
-        self.assertIn("FAIL plugin novaseries.mainjob", summary)
-        self.assertRegex(proc.stdout.strip().splitlines()[-1], r"^\d+ passed, [1-9]\d* failed")
+    def test_every_command_module_is_reachable(self):
+        self.assertEqual(self.COMMANDS, [cli.command_name(m) for m in cli.COMMANDS])
+        subparsers = next(a for a in self.parser()._actions
+                          if isinstance(a, argparse._SubParsersAction))
+        self.assertEqual(self.COMMANDS, list(subparsers.choices))
+        for module in cli.COMMANDS:
+            name = cli.command_name(module)
+            self.assertTrue(module.__doc__ and module.__doc__.strip(), name)
+            self.assertTrue(module.HELP and "\n" not in module.HELP, name)
+            self.assertTrue(callable(module.add_arguments) and callable(module.run), name)
+            self.assertIs(module.run, subparsers.choices[name].get_default("func"), name)
 
-    def test_its_command_says_why(self):
-        proc = self._cli("run", "--scenario", "x")
-        self.assertEqual(1, proc.returncode)
-        self.assertIn("error: command 'run' is unavailable: novaseries.mainjob failed to "
-                      "load: RuntimeError('mainjob is broken')", proc.stderr)
-
-    def test_other_commands_still_work(self):
-        proc = self._cli("targets")
+    def test_help_lists_the_commands(self):
+        proc = subprocess.run([sys.executable, "-m", "novaseries", "--help"],
+                              capture_output=True, text=True, cwd=helpers.REPO,
+                              env=dict(os.environ, PYTHONPATH=str(helpers.REPO)))
         self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn("fake", proc.stdout)
+        listed = re.findall(r"^    ([a-z-]+) +\S", proc.stdout, re.M)
+        self.assertEqual(self.COMMANDS, listed)
+
+    def test_ironic_actions_parse_as_before(self):
+        parser = self.parser()
+        args = parser.parse_args(["ironic", "selftest", "--pike"])
+        self.assertEqual(("selftest", True, "threading", "auto"),
+                         (args.action, args.pike, args.mode, args.expect))
+        args = parser.parse_args(["ironic", "start", "--pike", "--port", "6385"])
+        self.assertEqual(("start", True, 6385, 0),
+                         (args.action, args.pike, args.port, args.fake_delays))
+        args = parser.parse_args(["ironic", "selftest", "--mode", "eventlet", "-k", "e2e"])
+        self.assertEqual(("eventlet", "e2e", False), (args.mode, args.pattern, args.pike))
+        self.assertEqual("install", parser.parse_args(["ironic", "install"]).action)
+        self.assertEqual("sweep", parser.parse_args(["ironic", "sweep"]).action)
+
+    def test_run_modes_come_from_targets_toml(self):
+        ctx = util.Context.create(helpers.REPO)
+        parser = self.parser()
+        for given, modes in ((None, ("threading",)), ("both", ("threading", "eventlet")),
+                             ("eventlet", ("eventlet",))):
+            argv = ["run"] + (["--mode", given] if given else [])
+            args = parser.parse_args(argv)
+            self.assertEqual(modes, run_command.chosen_modes(ctx, args.mode), given)
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            parser.parse_args(["run", "--mode", "greenlet"])
+
+
+class ModesInTheHelpTest(helpers.ProjectTestCase):
+    """A project's own [modes] give the --mode choices, help and default."""
+
+    def test_own_modes(self):
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + '\n[modes.alpha]\ndescription = "the first"\n'
+                        '[modes.beta]\ndescription = "the second"\ndefault = true\n')
+        run_help = self.cli("run", "--help")
+        self.assertEqual(0, run_help.returncode, run_help.stderr)
+        self.assertIn("--mode {beta,alpha,both}", run_help.stdout)
+        text = " ".join(run_help.stdout.split())
+        self.assertIn("beta: the second (the default here); alpha: the first; or both "
+                      "(beta, then alpha)", text)
+        selftest = self.cli("ironic", "selftest", "--help")
+        self.assertIn("--mode {beta,alpha}", selftest.stdout)
+        self.assertIn("default beta: the second", " ".join(selftest.stdout.split()))
+        test_help = " ".join(self.cli("test", "--help").stdout.split())
+        self.assertIn("(alpha, beta; repeatable", test_help)
+
+    def test_no_default_mode_is_one_clear_error(self):
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + '\n[modes.alpha]\n[modes.beta]\n')
+        proc = self.cli("targets")
+        self.assertEqual(1, proc.returncode)
+        self.assertEqual(1, proc.stderr.count("\n"), proc.stderr)
+        self.assertIn("[modes] must mark exactly one mode default = true", proc.stderr)
+
+
+class LayersTest(unittest.TestCase):
+    """Imports point down and are all at the top: no importlib, no
+    ``__import__``, no import from novaseries inside a function; nothing
+    below the CLI imports cli or commands."""
+
+    @staticmethod
+    def modules():
+        for path in sorted((helpers.REPO / "novaseries").rglob("*.py")):
+            yield path.relative_to(helpers.REPO).as_posix(), ast.parse(path.read_text())
+
+    @staticmethod
+    def imported(node):
+        """The novaseries modules an Import/ImportFrom node names."""
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        if node.level:
+            return ["novaseries (relative import)"]
+        base = node.module or ""
+        return [base] + [f"{base}.{alias.name}" for alias in node.names]
+
+    def test_no_dynamic_or_function_level_imports(self):
+        found = []
+        for name, tree in self.modules():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and (
+                        isinstance(node.func, ast.Name) and node.func.id == "__import__" or
+                        isinstance(node.func, ast.Attribute) and
+                        isinstance(node.func.value, ast.Name) and
+                        node.func.value.id == "importlib"):
+                    found.append(f"{name}:{node.lineno}: {ast.unparse(node.func)}")
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                        n.split(".")[0] == "importlib" for n in self.imported(node)):
+                    found.append(f"{name}:{node.lineno}: imports importlib")
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for inner in ast.walk(node):
+                        if isinstance(inner, (ast.Import, ast.ImportFrom)) and any(
+                                n.startswith("novaseries") for n in self.imported(inner)):
+                            found.append(f"{name}:{inner.lineno}: {ast.unparse(inner)} "
+                                         f"in {node.name}()")
+        self.assertEqual([], found)
+
+    def test_nothing_imports_the_cli(self):
+        allowed = ("novaseries/cli.py", "novaseries/__main__.py")
+        found = []
+        for name, tree in self.modules():
+            if name in allowed or name.startswith("novaseries/commands/"):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for module in self.imported(node):
+                        if module in ("novaseries.cli", "novaseries.commands") or \
+                                module.startswith("novaseries.commands."):
+                            found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+        self.assertEqual([], found)
+        main = ast.parse((helpers.REPO / "novaseries" / "__main__.py").read_text())
+        self.assertEqual([["novaseries.cli", "novaseries.cli.main"]],
+                         [self.imported(n) for n in ast.walk(main)
+                          if isinstance(n, ast.ImportFrom)])
 
 
 class LogHandlersSurviveTest(helpers.ProjectTestCase):
@@ -242,14 +353,20 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
         return proc.stderr
 
     def test_ironic(self):
-        self.assertIn("ironic sweep does not take --port",
-                      self._refused("ironic", "sweep", "--port", "3"))
-        self.assertIn("ironic install does not take --tree, --expect",
-                      self._refused("ironic", "install", "--tree", "t", "--expect", "bug"))
+        self.assertIn("unrecognized arguments: --port 3",
+                      self._refused("ironic", "sweep", "--port", "3", code=2))
+        self.assertIn("unrecognized arguments: --tree t --expect bug",
+                      self._refused("ironic", "install", "--tree", "t", "--expect", "bug",
+                                    code=2))
+        self.assertIn("unrecognized arguments: --pike",
+                      self._refused("ironic", "sweep", "--pike", code=2))
         self.assertIn("ironic start --pike does not take --fake-delays",
                       self._refused("ironic", "start", "--pike", "--fake-delays", "2"))
         self.assertIn("ironic selftest --pike does not take -k",
                       self._refused("ironic", "selftest", "--pike", "-k", "x"))
+        self.assertIn("ironic selftest --pike does not take --tree, --expect",
+                      self._refused("ironic", "selftest", "--pike", "--tree", "t",
+                                    "--expect", "bug"))
         self.assertIn("invalid choice: 'bogus'", self._refused("ironic", "bogus", code=2))
         self.assertIn("invalid choice: 'maybe'",
                       self._refused("ironic", "selftest", "--expect", "maybe", code=2))
@@ -280,30 +397,3 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
         self.assertIn("--ironic real cannot play cleanup-fail-delete: a running "
                       "Ironic 39.0.0 does not refuse", refused)
         self.assertNotIn("normal-build", refused)
-
-
-class LoadPluginsTest(unittest.TestCase):
-
-    def test_each_command_of_a_failed_plugin_says_why(self):
-        from novaseries import ci, cli
-        saved = dict(cli.COMMANDS), dict(ci.PLUGIN_ERRORS)
-
-        def restore():
-            cli.COMMANDS.clear()
-            cli.COMMANDS.update(saved[0])
-            ci.PLUGIN_ERRORS.clear()
-            ci.PLUGIN_ERRORS.update(saved[1])
-        self.addCleanup(restore)
-        import contextlib
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            cli.load_plugins({"tests.no_such_plugin": ["cmd-a", "cmd-b"]})
-        self.assertIn("warning: tests.no_such_plugin failed to load", err.getvalue())
-        reason = ci.PLUGIN_ERRORS["tests.no_such_plugin"]
-        self.assertIn("ModuleNotFoundError", reason)
-        for name in ("cmd-a", "cmd-b"):
-            help_text, func = cli.COMMANDS[name]
-            self.assertIn("unavailable", help_text)
-            with self.assertRaises(HarnessError) as caught:
-                func(None, None)
-            self.assertIn(f"command {name!r} is unavailable: tests.no_such_plugin "
-                          "failed to load", str(caught.exception))

@@ -136,3 +136,47 @@ class ExportTest(helpers.ProjectTestCase):
         copy = self.ctx.build / "export" / "fake"
         self.assertIn("Assisted-By: sometool",
                       (copy / "0001-Fix-the-driver.patch").read_text())
+
+    def test_author_only_in_the_submission_copy(self):
+        export.export(self.target, self.work)
+        before = snapshot(self.patches)
+        proc = self.cli("export", "fake", "--tree", str(self.work),
+                        "--author", "Sub Mitter <sub@example.org>")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)  # patches/ untouched
+        copy = self.ctx.build / "export" / "fake"
+        for name in ("0001-Fix-the-driver.patch", "0002-Add-a-regression-test.patch"):
+            self.assertIn("\nFrom: Sub Mitter <sub@example.org>\n",
+                          (copy / name).read_text())
+            self.assertIn("\nFrom: Dev <dev@example.org>\n", before[name].decode())
+            # the rest of the patch is as it was
+            self.assertEqual(before[name].decode().replace("Dev <dev@example.org>",
+                                                           "Sub Mitter <sub@example.org>"),
+                             (copy / name).read_text())
+        self.assertNotIn("Sub Mitter", git(self.work, "log", "--format=%an %ae"))
+
+    def test_author_with_bugs_applies_back_exactly(self):
+        out = self.tmp / "out"
+        author = ("Jöhn Q. Dœ", "j.doe@example.org")
+        export.export(self.target, self.work, out=out, bugs={"NNNNNNN": "1234567"},
+                      author=author)
+        text = (out / "0002-Add-a-regression-test.patch").read_text()
+        self.assertIn("test_bug_1234567.py", text)
+        check = tree.prepare(self.ctx, self.target, self.tmp / "check")
+        tree.apply_series(check, [out / n for n in (out / "series").read_text().split()])
+        self.assertEqual(["Jöhn Q. Dœ <j.doe@example.org>"] * 2,
+                         git(check, "log", "--format=%an <%ae>", "base..HEAD").splitlines())
+        # the author's date stays the commit's own
+        self.assertEqual(git(self.work, "log", "--format=%aI", "base..HEAD"),
+                         git(check, "log", "--format=%aI", "base..HEAD"))
+
+    def test_malformed_author_refused(self):
+        for value in ("Sub Mitter", "sub@example.org", "<sub@example.org>",
+                      "Sub Mitter <sub>", "Sub Mitter <sub@example.org> x", ""):
+            proc = self.cli("export", "fake", "--tree", str(self.work), "--author", value)
+            self.assertEqual(proc.returncode, 1, value)
+            self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+            self.assertIn("expected 'Name <email@example.org>'", proc.stderr)
+        self.assertFalse((self.ctx.build / "export").exists())
+        with self.assertRaises(HarnessError):
+            export.parse_author("Sub\nMitter <sub@example.org>")

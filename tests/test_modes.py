@@ -3,11 +3,14 @@ runner.test_modes (per-mode env, suites, exclude lists, labels) and the
 main job's per-mode JSON and side-by-side benchmark table."""
 
 import pathlib
+import shutil
 import tempfile
 import unittest
 from unittest import mock
 
 from novaseries import benchreport, runner, targets, util
+from novaseries.outcomes import Outcome
+from novaseries.util import HarnessError
 from tests import helpers
 
 TOML = '''
@@ -47,6 +50,70 @@ sha256 = "{sha}"
 pins = "p.txt"
 patches = "patches/plain"
 '''
+
+
+class ModeTableTest(unittest.TestCase):
+    """targets.load_modes / default_modes: the modes, what each is, and the
+    default, once, in targets.toml [modes]."""
+
+    def ctx(self, text):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-modes-"))
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        (tmp / "targets").mkdir()
+        (tmp / "targets" / "targets.toml").write_text(text.replace("{sha}", "0" * 64))
+        return util.Context.create(tmp, tmp / "build", tmp / "cache")
+
+    def test_the_projects_modes(self):
+        ctx = util.Context.create(helpers.REPO)
+        modes = targets.load_modes(ctx)
+        self.assertEqual(["eventlet", "threading"], list(modes))  # file order
+        self.assertEqual(("threading",), targets.default_modes(ctx))  # nova 34.0.0's
+        self.assertTrue(modes["threading"].description.startswith(
+            "native threads (OS_NOVA_DISABLE_"))
+        self.assertIn("nova 34.0.0's default", modes["threading"].description)
+        self.assertTrue(modes["eventlet"].description.startswith("eventlet green threads"))
+        self.assertEqual({"OS_NOVA_DISABLE_EVENTLET_PATCHING": "True"}, modes["threading"].env)
+        # a target's mode carries the mode's description and default too
+        master = targets.get(ctx, "master").modes
+        self.assertEqual((modes["threading"].description, True),
+                         (master["threading"].description, master["threading"].default))
+
+    def test_default_and_description(self):
+        ctx = self.ctx(TOML.replace('[modes.threading.env]', '[modes.threading]\n'
+                                    'description = "native"\ndefault = true\n'
+                                    '[modes.threading.env]'))
+        self.assertEqual(("threading",), targets.default_modes(ctx))
+        self.assertEqual("native", targets.load_modes(ctx)["threading"].description)
+        self.assertEqual("", targets.load_modes(ctx)["eventlet"].description)
+
+    def test_not_exactly_one_default(self):
+        two = TOML.replace('[modes.eventlet.env]', '[modes.eventlet]\ndefault = true\n'
+                           '[modes.eventlet.env]').replace(
+            '[modes.threading.env]', '[modes.threading]\ndefault = true\n'
+            '[modes.threading.env]')
+        for text, named in ((TOML, "not none"), (two, "not eventlet, threading")):
+            for func in (targets.load_modes, targets.default_modes):
+                with self.assertRaises(HarnessError) as caught:
+                    func(self.ctx(text))
+                self.assertIn("[modes] must mark exactly one mode default = true", str(
+                    caught.exception))
+                self.assertIn(named, str(caught.exception))
+
+    def test_no_modes(self):
+        ctx = self.ctx(TOML.split("[modes.eventlet.env]")[0].replace(
+            "[defaults.modes.eventlet]", ""))
+        self.assertEqual({}, targets.load_modes(ctx))
+        self.assertEqual((), targets.default_modes(ctx))
+
+    def test_only_in_modes(self):
+        bad = TOML.replace('[targets.new.modes.eventlet]',
+                           '[targets.new.modes.eventlet]\ndefault = true')
+        with self.assertRaisesRegex(HarnessError, "unknown settings \\['default'\\]"):
+            targets.load(self.ctx(bad))
+        wrong = TOML.replace('[modes.threading.env]', '[modes.threading]\ndefault = "yes"\n'
+                             '[modes.threading.env]')
+        with self.assertRaisesRegex(HarnessError, "default true or false"):
+            targets.load_modes(self.ctx(wrong))
 
 
 class ModesTest(unittest.TestCase):
@@ -231,7 +298,7 @@ class TestModesTest(unittest.TestCase):
                       concurrency, functional_only, touched):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
                           venv, flake8, concurrency))
-            return [runner.Outcome(f"{label} [{moded.mode_name}]", passed=1)]
+            return [Outcome(f"{label} [{moded.mode_name}]", passed=1)]
         with mock.patch.object(runner, "test_tree", test_tree), \
                 mock.patch.object(runner, "ensure_venv",
                                   lambda ctx, t: (t.venv_name, 0)), \

@@ -13,7 +13,8 @@ import urllib.error
 import urllib.request
 from unittest import mock
 
-from novaseries import cisteps, pikeironic, runner
+from novaseries import cisteps, pikeironic
+from novaseries.outcomes import Outcome
 from novaseries.realironic import RealIronicError
 from tests import helpers
 
@@ -120,7 +121,7 @@ class CiStepTest(unittest.TestCase):
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
             with mock.patch.object(cisteps.targets_mod, "get"), \
-                    mock.patch.object(cisteps.ci, "_missing_interpreter", return_value=None), \
+                    mock.patch.object(cisteps, "missing_interpreter", return_value=None), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.tree_mod, "scratch_worktree"), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
@@ -153,16 +154,17 @@ class CiStepTest(unittest.TestCase):
         self.assertEqual([(0, 1), (5, 0)], [(o.passed, o.failed) for o in outcomes])
 
     def test_missing_python27_is_reported_not_run(self):
-        skipped = runner.Outcome("pike: python2.7 missing", skipped=1)
+        skipped = Outcome("pike: python2.7 missing", skipped=1)
         with mock.patch.object(cisteps.targets_mod, "get"), \
-                mock.patch.object(cisteps.ci, "_missing_interpreter", return_value=skipped), \
+                mock.patch.object(cisteps, "missing_interpreter", return_value=skipped), \
                 mock.patch.object(cisteps.pikeironic, "selftest") as selftest:
             self.assertEqual([skipped], cisteps.pike_real_ironic_step(mock.Mock()))
         self.assertFalse(selftest.called)
 
 
 class RealIronicStepTest(unittest.TestCase):
-    """CI runs the real-Ironic tests in CI_MODES only (threading)."""
+    """CI runs the real-Ironic tests in targets.toml's default modes only
+    (threading)."""
 
     def test_ci_modes_only(self):
         helpers.capture_log(self)
@@ -176,6 +178,8 @@ class RealIronicStepTest(unittest.TestCase):
                 return 0
             target = mock.Mock(modes={"eventlet": None, "threading": None})
             with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
+                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                                      return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
                     mock.patch.object(cisteps.mainjob, "mode_target"), \
@@ -183,7 +187,6 @@ class RealIronicStepTest(unittest.TestCase):
                                       side_effect=selftest) as run, \
                     mock.patch.object(cisteps, "say"):
                 outcomes = cisteps.real_ironic_step(ctx)
-        self.assertEqual(("threading",), cisteps.CI_MODES)
         self.assertEqual(1, run.call_count)
         self.assertIsNone(run.call_args.kwargs["pattern"])  # all of them
         self.assertEqual([(3, 0)], [(o.passed, o.failed) for o in outcomes])

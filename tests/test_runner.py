@@ -9,6 +9,7 @@ import unittest
 from unittest import mock
 
 from novaseries import runner, tree, util
+from novaseries.outcomes import Outcome, totals_line
 from tests import helpers
 
 CSV = """test,status,start_time,stop_time
@@ -46,8 +47,8 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(runner.parse_csv("test,status,start_time,stop_time\n"), {})
 
     def test_totals_line(self):
-        outcomes = [runner.Outcome("a", 3, 1, 2), runner.Outcome("b", 4)]
-        self.assertEqual(runner.totals_line(outcomes), "7 passed, 1 failed, 2 skipped")
+        outcomes = [Outcome("a", 3, 1, 2), Outcome("b", 4)]
+        self.assertEqual(totals_line(outcomes), "7 passed, 1 failed, 2 skipped")
         self.assertEqual(outcomes[0].line(), "FAIL a: 3 passed, 1 failed, 2 skipped")
 
 

@@ -8,6 +8,7 @@ import re
 import unittest
 
 from novaseries import cisteps, mainjob
+from novaseries.commands import run as run_command
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
 from tests import helpers
@@ -681,27 +682,27 @@ class ParseTest(unittest.TestCase):
         self.assertEqual((0, 1, 0), cisteps.parse_unittest('ImportError: no nova\n'))
 
     def test_bench_spec(self):
-        self.assertEqual('10:5:3', mainjob._bench_spec('10:5:3'))
-        self.assertEqual('scale', mainjob._bench_spec('scale'))
+        self.assertEqual('10:5:3', run_command.bench_spec('10:5:3'))
+        self.assertEqual('scale', run_command.bench_spec('scale'))
         # normalised: sorted options, defaults dropped, booleans lower case
         self.assertEqual(
             '5:1:1:max_attempts=5,shuffle_best_same_weighed_hosts=true',
-            mainjob._bench_spec('5:1:1:shuffle_best_same_weighed_hosts=True,'
-                                'max_attempts=5,host_subset_size=1'))
+            run_command.bench_spec('5:1:1:shuffle_best_same_weighed_hosts=True,'
+                                   'max_attempts=5,host_subset_size=1'))
         for bad in ('0:1:0', '3:1:4', '1:2', 'a:b:c', '10:5:3:1', ' 1:1:1',
                     '10:5:3:max_attempts=0', '10:5:3:max_attempts=x',
                     '10:5:3:shuffle_best_same_weighed_hosts=1',
                     '10:5:3:max_attempts=5,max_attempts=4',
                     '10:5:3:cpu_allocation_ratio=2', 'scales'):
             with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
-                mainjob._bench_spec(bad)
+                run_command.bench_spec(bad)
         with self.assertRaisesRegex(argparse.ArgumentTypeError,
                                     'unknown option.*known: host_subset_size'):
-            mainjob._bench_spec('1:0:0:foo=1')
-        self.assertEqual(3, mainjob._runs('3'))
+            run_command.bench_spec('1:0:0:foo=1')
+        self.assertEqual(3, run_command.runs('3'))
         for bad in ('0', '-1', 'x'):
             with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
-                mainjob._runs(bad)
+                run_command.runs(bad)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,62 @@
+"""What several commands share: argument specs, the target lookup, the
+summary of Outcomes."""
+
+import argparse
+
+from novaseries import targets as targets_mod
+from novaseries.outcomes import totals, totals_line
+
+#: argparse ``(flags, kwargs)`` specs (:func:`add`).
+TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
+TREE = (("--tree",), dict(help="tree to use (default: build/trees/TARGET)"))
+
+
+def mode_spec(ctx):
+    """The ``--mode`` spec of ``test`` and ``check-commits``: the mode
+    names of targets.toml ``[modes]`` (:func:`novaseries.targets.load_modes`)
+    in its help."""
+    names = ", ".join(targets_mod.load_modes(ctx)) or "none in targets.toml"
+    return (("--mode",), dict(action="append", metavar="MODE",
+                              help=f"only this concurrency mode of the target ({names}; "
+                              "repeatable; default: every mode targets.toml gives it)"))
+
+
+def mode_names(ctx):
+    """targets.toml's mode names, the default one(s) first
+    (:func:`novaseries.targets.default_modes`), then the others in file
+    order: the order of the ``--mode`` choices, and of ``run --mode both``
+    (nova 34.0.0's mode, then the other)."""
+    defaults = targets_mod.default_modes(ctx)
+    return (*defaults, *[name for name in targets_mod.load_modes(ctx) if name not in defaults])
+
+
+def add(parser, *specs):
+    """Add the ``(flags, kwargs)`` ``specs`` to ``parser``."""
+    for flags, kwargs in specs:
+        parser.add_argument(*flags, **kwargs)
+
+
+def target(ctx, args):
+    """The target ``args.target`` names; HarnessError (one line) if unknown."""
+    return targets_mod.get(ctx, args.target)
+
+
+def report(outcomes):
+    """Print the summary of ``outcomes`` and, last, ``N passed, N failed,
+    N skipped``; return the exit status (1 if anything failed, else 0)."""
+    print("\n=== summary")
+    for outcome in outcomes:
+        print(outcome.line())
+    print(totals_line(outcomes), flush=True)
+    return 1 if totals(outcomes)[1] else 0
+
+
+def positive(text):
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value

@@ -1,0 +1,156 @@
+"""``novaseries ironic ACTION``: the real Ironics of the tests, by hand::
+
+    novaseries ironic install [--pike]        # build/venvs/ironic (39.0.0) or ironic-pike (9.1.7)
+    novaseries ironic start [--pike] [--port P] [--fake-delays N]
+                                              # start one, print its URLs, stop on Enter/SIGTERM
+    novaseries ironic sweep                   # kill what killed test runs left behind
+    novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
+                               [--mode MODE]  # contract + end-to-end tests (tests/realironic)
+    novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
+                                              # unpatched and the patched pike tree
+
+Each action takes only its own options (argparse refuses the others);
+``selftest --pike`` takes none of selftest's other options and ``start
+--pike`` no ``--fake-delays`` (HarnessError).  ``selftest --mode`` is one
+of targets.toml ``[modes]`` (default: its default mode,
+:func:`novaseries.targets.default_modes`).  The main CLI's
+``--build-dir`` says where venvs and run directories go.  A
+RealIronicError (venv, RabbitMQ or Ironic could not be set up) is a
+HarnessError (one line, exit 1).
+"""
+
+import contextlib
+import os
+import signal
+import sys
+
+from novaseries import cisteps, pikeironic, realironic
+from novaseries import targets as targets_mod
+from novaseries.commands import common
+from novaseries.util import HarnessError, say
+
+HELP = "the real Ironics of the tests: install, start, sweep, selftest (see doc/real-ironic.rst)"
+
+#: selftest's options that ``selftest --pike`` does not take (dest -> flag).
+_NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
+             "expect": "--expect", "mode": "--mode"}
+
+
+def _pike(parser):
+    parser.add_argument("--pike", action="store_true", help="the pike-era Ironic "
+                        f"{pikeironic.IRONIC_VERSION} (Python 2.7, RabbitMQ) instead of "
+                        f"{realironic.IRONIC_VERSION}")
+
+
+def add_arguments(parser, ctx):
+    sub = parser.add_subparsers(dest="action", title="actions", required=True)
+    install = sub.add_parser("install", help="install the Ironic's pinned venv, print its path")
+    _pike(install)
+    start = sub.add_parser("start", help="start an Ironic on 127.0.0.1, print its URLs, "
+                           "stop on Enter or SIGTERM")
+    _pike(start)
+    start.add_argument("--port", type=int, help="the API port (default: a free one)")
+    start.add_argument("--fake-delays", type=int, default=0, metavar="SECONDS",
+                       help="[fake] power_delay/boot_delay")
+    sub.add_parser("sweep", help="kill the Ironics and runners that killed test runs "
+                   "left behind")
+    selftest = sub.add_parser("selftest", help="the contract and end-to-end tests "
+                              "(tests/realironic) in Nova's venv")
+    _pike(selftest)
+    selftest.add_argument("--tree", help="a Nova tree with the series (default: "
+                          "$REALIRONIC_NOVA_TREE or build/trees/master)")
+    selftest.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
+    selftest.add_argument("-k", dest="pattern", help="only tests matching this")
+    selftest.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
+                          help="what spawn() must raise in the end-to-end tests "
+                          "(default: detected from the tree)")
+    modes = targets_mod.load_modes(ctx)
+    default = next(iter(targets_mod.default_modes(ctx)), None)
+    selftest.add_argument("--mode", choices=common.mode_names(ctx), default=default,
+                          help="Nova's concurrency mode (targets.toml [modes]; "
+                          f"default {default}: {modes[default].description})"
+                          if default else "Nova's concurrency mode (targets.toml [modes])")
+
+
+def _refuse_pike_options(ctx, args):
+    """HarnessError for the options ``--pike`` does not go with."""
+    if not getattr(args, "pike", False):
+        return
+    unused = []
+    if args.action == "selftest":
+        defaults = {"tree": None, "nova_venv": None, "pattern": None, "expect": "auto",
+                    "mode": next(iter(targets_mod.default_modes(ctx)), None)}
+        unused = [flag for dest, flag in _NOT_PIKE.items()
+                  if getattr(args, dest) != defaults[dest]]
+    if args.action == "start" and args.fake_delays:
+        unused.append("--fake-delays (Ironic 9.1 has none)")
+    if unused:
+        raise HarnessError(f"ironic {args.action} --pike does not take {', '.join(unused)}")
+
+
+def _install(ctx, args):
+    venv = (pikeironic.ensure_venv(ctx.build, ctx.root) if args.pike
+            else realironic.ensure_venv(ctx.build, ctx.root))
+    print(f"ironic venv: {venv}")
+    return 0
+
+
+def _start(ctx, args):
+    if args.pike:
+        ironic = pikeironic.PikeIronic(pikeironic.ensure_venv(ctx.build, ctx.root),
+                                       ctx.build / "realironic", port=args.port,
+                                       log=say)
+    else:
+        ironic = realironic.RealIronic(realironic.ensure_venv(ctx.build, ctx.root),
+                                       ctx.build / "realironic", port=args.port,
+                                       fake_delays=args.fake_delays, log=say)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    with ironic:
+        lines = [f"url={ironic.url}", f"image_url={ironic.image_url}",
+                 f"image_sha256={ironic.image_sha256}"]
+        if args.pike:
+            lines += [f"image_md5={ironic.image_md5}", f"neutron={ironic.neutron.url}"]
+        print("\n".join(lines + [f"log={ironic.log_path}", "press Enter to stop"]),
+              flush=True)
+        with contextlib.suppress(KeyboardInterrupt, EOFError):
+            input()
+    return 0
+
+
+def _sweep(ctx, args):
+    n = realironic.sweep(ctx.build / "realironic", log=say)
+    print(f"{n} leftover process group(s) killed")
+    return 0
+
+
+def _tree(ctx, arg):
+    tree = arg or os.environ.get("REALIRONIC_NOVA_TREE") or ctx.tree("master")
+    if not (os.path.isdir(os.path.join(tree, "nova"))):
+        raise HarnessError(f"{tree} is not a Nova tree (--tree, $REALIRONIC_NOVA_TREE, or "
+                           "`novaseries prepare master` first)")
+    return tree
+
+
+def _selftest(ctx, args):
+    if args.pike:
+        outcomes = cisteps.pike_real_ironic_step(ctx)
+        return common.report(outcomes) if outcomes else 1
+    tree = _tree(ctx, args.tree)
+    mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
+    return realironic.selftest(tree, args.nova_venv, ctx.build,
+                               args.pattern, expect=args.expect, root=ctx.root,
+                               nova_env=mode.mode.env)
+
+
+#: What each action runs: ``func(ctx, args) -> exit status``.
+_RUN = {"install": _install, "start": _start, "sweep": _sweep, "selftest": _selftest}
+
+
+def run(ctx, args):
+    """Run ``args.action``; returns the exit status (selftest: the test
+    run's)."""
+    _refuse_pike_options(ctx, args)
+    try:
+        return _RUN[args.action](ctx, args)
+    except realironic.RealIronicError as exc:
+        raise HarnessError(str(exc)) from None

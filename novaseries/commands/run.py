@@ -1,0 +1,122 @@
+"""``novaseries run``: the main job (:mod:`novaseries.mainjob`): every
+scenario on the reproducer and the fixed tree, the verdict table and the
+JSON; or ``--list`` the scenarios, or ``--tree`` judge one tree.
+
+Options a variant would ignore are refused (HarnessError) before any tree
+or Ironic is prepared.  ``--mode`` chooses among targets.toml ``[modes]``
+(:func:`novaseries.targets.load_modes`); without it the job runs in the
+default mode (:func:`novaseries.targets.default_modes`).
+"""
+
+import argparse
+
+from novaseries import mainjob, targets as targets_mod
+from novaseries.commands import common
+from novaseries.scenarios import bench_table, scenario_table
+from novaseries.util import HarnessError
+
+HELP = ("the main job: every scenario on the reproducer and the fixed tree, verdict "
+        "table + JSON")
+
+EPILOG = "scenarios (novaseries/scenarios/scenario_table.py):\n" + "\n".join(
+    f"  {sc.name:30} {sc.title}" for sc in mainjob.SCENARIOS)
+
+
+def bench_spec(spec):
+    """argparse type of ``--bench``: ``N:S:K[:option=value,...]`` (see
+    ``bench_table.parse``) or a suite name (``bench_table.SUITES``)."""
+    if spec in bench_table.SUITES:
+        return spec
+    try:
+        return bench_table.parse(spec).text
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(
+            f"{e}; or a suite: {', '.join(bench_table.SUITES)}")
+
+
+def runs(text):
+    """argparse type of ``--bench-runs``: an integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 1")
+    return int(text)
+
+
+def chosen_modes(ctx, choice):
+    """The modes of ``--mode CHOICE``: ``both``: every mode
+    (:func:`~novaseries.commands.common.mode_names`); None:
+    :func:`novaseries.targets.default_modes`."""
+    if choice is None:
+        return targets_mod.default_modes(ctx)
+    return common.mode_names(ctx) if choice == "both" else (choice,)
+
+
+def _mode_help(ctx):
+    modes = targets_mod.load_modes(ctx)
+    described = "; ".join(f"{name}: {modes[name].description}"
+                          + (" (the default here)" if modes[name].default else "")
+                          for name in common.mode_names(ctx))
+    return (f"Nova's concurrency mode (targets.toml [modes]): {described}; or both "
+            f"({', then '.join(common.mode_names(ctx))})")
+
+
+def add_arguments(parser, ctx):
+    parser.add_argument("--target", default="master")
+    parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
+                        choices=list(scenario_table.BY_NAME),
+                        help="only this scenario (repeatable; the names are listed below)")
+    parser.add_argument("--list", action="store_true", help="list the scenarios with what "
+                        "each tree must show, and stop")
+    parser.add_argument("--bench", action="append", default=[],
+                        metavar="N:S:K[:option=value,...]|SUITE", type=bench_spec,
+                        help="benchmark (repeatable): N concurrent builds on N+S nodes, "
+                        "K undeployed in wait call-back, Nova options "
+                        f"{', '.join(bench_table.OPTIONS)}; or a suite: "
+                        f"{', '.join(bench_table.SUITES)} (doc/main-job.rst)")
+    parser.add_argument("--bench-runs", type=runs, default=None, metavar="R",
+                        help=f"runs of each benchmark spec (default {mainjob.BENCH_RUNS}; "
+                        "the report gives medians)")
+    parser.add_argument("--json", help="where to write the JSON (default: "
+                        "build/results/run/run.json; with --ironic real run-real.json)")
+    parser.add_argument("--ironic", choices=("fake", "real"), default="fake",
+                        help="fake: the fake Ironic of the series (default); real: a real "
+                        "Ironic 39.0.0 on 127.0.0.1 per tree, through the whole Nova "
+                        "stack, for the scenarios it can play (--list says which)")
+    parser.add_argument("--mode", choices=(*common.mode_names(ctx), "both"), default=None,
+                        help=_mode_help(ctx))
+    parser.add_argument("--tree", help="instead: judge this Nova tree (with the series' "
+                        "fake Ironic) as a fixed tree")
+
+
+def run(ctx, args):
+    if args.list:
+        given = [opt for opt, used in (
+            ("--tree", args.tree), ("--scenario", args.scenario),
+            ("--bench", args.bench), ("--json", args.json),
+            ("--bench-runs", args.bench_runs is not None),
+            ("--ironic", args.ironic != "fake"),
+            ("--mode", args.mode),
+            ("--target", args.target != "master")) if used]
+        if given:
+            raise HarnessError(f"--list lists the scenarios; it does not take "
+                               f"{', '.join(given)}")
+        for line in mainjob.scenario_list():
+            print(line, flush=True)  # the result: whatever the log level
+        return 0
+    if args.tree:
+        ignored = [opt for opt, used in (("--bench", args.bench),
+                                         ("--bench-runs", args.bench_runs is not None),
+                                         ("--ironic real", args.ironic == "real"))
+                   if used]
+        if ignored:
+            raise HarnessError(f"--tree judges one tree with the fake Ironic; "
+                               f"it does not take {' or '.join(ignored)}")
+        return mainjob.check_tree(ctx, args.tree, args.target, args.scenario,
+                                  args.json, chosen_modes(ctx, args.mode))
+    if args.bench_runs is not None and not args.bench:
+        raise HarnessError("--bench-runs needs --bench")
+    if args.bench and args.ironic == "real":
+        raise HarnessError("--bench runs on the fake Ironic; it does not "
+                           "take --ironic real")
+    return mainjob.run(ctx, args.target, args.scenario, args.bench, args.json,
+                       args.ironic, args.bench_runs or mainjob.BENCH_RUNS,
+                       chosen_modes(ctx, args.mode))
