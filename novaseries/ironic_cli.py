@@ -8,7 +8,8 @@ A plugin of the CLI (:data:`novaseries.cli.PLUGINS`)::
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
                                [--mode threading|eventlet]
-                                              # contract + end-to-end tests (tests/realironic)
+                                              # contract + end-to-end tests
+                                              # (novaseries/ironic/driver_tests)
     novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
 
@@ -21,8 +22,9 @@ import os
 import signal
 import sys
 
-from novaseries import cli, pikeironic, realironic
+from novaseries import cli
 from novaseries import targets as targets_mod
+from novaseries.ironic import pike, selftest, service
 from novaseries.util import HarnessError, say
 
 ACTIONS = ("install", "start", "sweep", "selftest")
@@ -60,13 +62,13 @@ def _refuse_unused(args):
 
 def _start(ctx, args):
     if args.pike:
-        ironic = pikeironic.PikeIronic(pikeironic.ensure_venv(ctx.build, ctx.root),
-                                       ctx.build / "realironic", port=args.port,
-                                       log=say)
+        ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
+                                 ctx.build / "realironic", port=args.port,
+                                 log=say)
     else:
-        ironic = realironic.RealIronic(realironic.ensure_venv(ctx.build, ctx.root),
-                                       ctx.build / "realironic", port=args.port,
-                                       fake_delays=args.fake_delays, log=say)
+        ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
+                                    ctx.build / "realironic", port=args.port,
+                                    fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
         lines = [f"url={ironic.url}", f"image_url={ironic.image_url}",
@@ -99,8 +101,8 @@ def _tree(ctx, arg):
 @cli.arguments(
     (("action",), dict(choices=ACTIONS, help="what to do")),
     (("--pike",), dict(action="store_true", help="the pike-era Ironic "
-                       f"{pikeironic.IRONIC_VERSION} (Python 2.7, RabbitMQ) instead of "
-                       f"{realironic.IRONIC_VERSION}")),
+                       f"{pike.IRONIC_VERSION} (Python 2.7, RabbitMQ) instead of "
+                       f"{service.IRONIC_VERSION}")),
     (("--port",), dict(type=int, help="start: the API port (default: a free one)")),
     (("--fake-delays",), dict(type=int, default=0, metavar="SECONDS",
                               help="start: [fake] power_delay/boot_delay")),
@@ -122,12 +124,12 @@ def cmd_ironic(ctx, args):
     _refuse_unused(args)
     try:
         if args.action == "install":
-            venv = (pikeironic.ensure_venv(ctx.build, ctx.root) if args.pike
-                    else realironic.ensure_venv(ctx.build, ctx.root))
+            venv = (pike.ensure_venv(ctx.build, ctx.root) if args.pike
+                    else service.ensure_venv(ctx.build, ctx.root))
             print(f"ironic venv: {venv}")
             return 0
         if args.action == "sweep":
-            n = realironic.sweep(ctx.build / "realironic", log=say)
+            n = service.sweep(ctx.build / "realironic", log=say)
             print(f"{n} leftover process group(s) killed")
             return 0
         if args.action == "start":
@@ -136,8 +138,8 @@ def cmd_ironic(ctx, args):
             return _selftest_pike(ctx)
         tree = _tree(ctx, args.tree)
         mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
-        return realironic.selftest(tree, args.nova_venv, ctx.build,
-                                   args.pattern, expect=args.expect, root=ctx.root,
-                                   nova_env=mode.mode.env)
-    except realironic.RealIronicError as exc:
+        return selftest.run(tree, args.nova_venv, ctx.build,
+                            args.pattern, expect=args.expect, root=ctx.root,
+                            nova_env=mode.mode.env)
+    except service.RealIronicError as exc:
         raise HarnessError(str(exc)) from None

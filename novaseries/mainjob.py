@@ -562,14 +562,14 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     :raises HarnessError: a scenario that is not playable, a runner that
         failed without its JSON, an Ironic that did not start.
     """
-    from novaseries import realironic
+    from novaseries.ironic import service
     names = real_scenarios(scenarios)
     modes = modes or DEFAULT_MODES
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    ironic_venv = realironic.ensure_venv(ctx.build, ctx.root)
+    ironic_venv = service.ensure_venv(ctx.build, ctx.root)
     runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     outdir = ctx.results('run') / 'real' / runid
     outdir.mkdir(parents=True)
@@ -579,7 +579,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     with contextlib.ExitStack() as stack:
         ironics = {}
         for label in trees:
-            ironic = realironic.RealIronic(
+            ironic = service.RealIronic(
                 venv=ironic_venv, workdir=ctx.build / 'realironic',
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
@@ -608,7 +608,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
             wrong = evaluate(data, released=f"nova {target.version}")
             wrong_total += wrong
             put('')
-            put(f"=== {mode} mode, real Ironic {realironic.IRONIC_VERSION}: "
+            put(f"=== {mode} mode, real Ironic {service.IRONIC_VERSION}: "
                 f"{MODES[mode]}")
             put('')
             for row in table(data, interval=real_backend_interval(),
@@ -743,7 +743,7 @@ def scenario_list():
             'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:
             lines.append("    real Ironic, driver level (ironic selftest): "
-                         f"tests/realironic/test_e2e.py {sc.real_ironic}")
+                         f"novaseries/ironic/driver_tests/test_e2e.py {sc.real_ironic}")
     return lines
 
 
