@@ -3,10 +3,10 @@
 
 * ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
   on 127.0.0.1) and the end-to-end tests of the fixed driver against the
-  real Ironic (``tests/realironic``, see doc/real-ironic.rst), run in the
+  real Ironic (``novaseries/ironic/driver_tests``, see doc/real-ironic.rst), run in the
   master target's venv on the master tree;
-* ``pike against Ironic 9.1.7``: ``tests/realironic/pike`` (pike's
-  driver end to end against the pike-era Ironic, ``novaseries.pikeironic``)
+* ``pike against Ironic 9.1.7``: ``novaseries/ironic/pike_driver_tests`` (pike's
+  driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree;
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
   fixed tree); each scenario the fixed tree gets right counts as passed;
@@ -27,9 +27,10 @@ import json
 import re
 import typing
 
-from novaseries import mainjob, pikeironic, realironic, runner
+from novaseries import mainjob, runner
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
+from novaseries.ironic import pike, selftest
 from novaseries.outcomes import Outcome, missing_interpreter
 from novaseries.util import LOG, say
 
@@ -54,7 +55,7 @@ def parse_unittest(text):
 
 
 def real_ironic_step(ctx):
-    """Run tests/realironic against the tree a packager of nova 34.0.0
+    """Run novaseries/ironic/driver_tests against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
     rebuild change), in the master target's modes that are
     :func:`~novaseries.targets.default_modes`: all of them in a default
@@ -72,10 +73,10 @@ def real_ironic_step(ctx):
         log_path = ctx.results("realironic") / f"selftest.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
-                                     expect="fixed", log=log, root=ctx.root,
-                                     nova_env=env, pattern=None if mode in
-                                     ci_modes else "test_e2e")
+            rc = selftest.run(tree, nova_venv=venv, build=ctx.build,
+                              expect="fixed", log=log, root=ctx.root,
+                              nova_env=env, pattern=None if mode in
+                              ci_modes else "test_e2e")
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = parse_unittest(text)
         if rc and not failed:
@@ -166,7 +167,7 @@ def main_job_real_step(ctx):
 
 
 def pike_real_ironic_step(ctx):
-    """Run tests/realironic/pike against Ironic 9.1.7: on the unpatched pike
+    """Run novaseries/ironic/pike_driver_tests against Ironic 9.1.7: on the unpatched pike
     tree (the bug must show) and on the patched one; one Outcome per tree.
 
     Skipped like the pike target when Python 2.7 is missing (a failure
@@ -183,7 +184,7 @@ def pike_real_ironic_step(ctx):
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",
                                    ctx.build / "trees" / "pike-unpatched") as unpatched:
-        results = pikeironic.selftest(
+        results = selftest.run_pike(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
             venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:
@@ -195,7 +196,7 @@ def pike_real_ironic_step(ctx):
             LOG.error("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")
         outcomes.append(Outcome(
-            f"pike {label} tree vs Ironic {pikeironic.IRONIC_VERSION} end to end ({what})",
+            f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
             passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
             note=f"log: {log_path}"))
     return outcomes

@@ -35,7 +35,8 @@ import textwrap
 import threading
 import time
 
-from novaseries import benchreport, procs, realironic, runner, targets as targets_mod
+from novaseries import benchreport, procs, runner, targets as targets_mod
+from novaseries.ironic import service
 from novaseries.scenarios import bench_table, real_backend, scenario_table
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, HarnessError, say
@@ -568,7 +569,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     start = time.monotonic()
     trees = prepare_trees(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
-    ironic_venv = realironic.ensure_venv(ctx.build, ctx.root)
+    ironic_venv = service.ensure_venv(ctx.build, ctx.root)
     runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     outdir = ctx.results('run') / 'real' / runid
     outdir.mkdir(parents=True)
@@ -578,7 +579,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     with contextlib.ExitStack() as stack:
         ironics = {}
         for label in trees:
-            ironic = realironic.RealIronic(
+            ironic = service.RealIronic(
                 venv=ironic_venv, workdir=ctx.build / 'realironic',
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
@@ -607,7 +608,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
             wrong = evaluate(data, released=f"nova {target.version}")
             wrong_total += wrong
             put('')
-            put(f"=== {mode} mode, real Ironic {realironic.IRONIC_VERSION}: "
+            put(f"=== {mode} mode, real Ironic {service.IRONIC_VERSION}: "
                 f"{MODES[mode]}")
             put('')
             for row in table(data, interval=real_backend_interval(),
@@ -742,5 +743,5 @@ def scenario_list():
             'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:
             lines.append("    real Ironic, driver level (ironic selftest): "
-                         f"tests/realironic/test_e2e.py {sc.real_ironic}")
+                         f"novaseries/ironic/driver_tests/test_e2e.py {sc.real_ironic}")
     return lines

@@ -1,7 +1,7 @@
 """Local servers for the tests: loopback ports, process groups, leftovers.
 
-What :class:`novaseries.realironic.RealIronic` and
-:class:`novaseries.pikeironic.PikeIronic` start (Ironic, its image server,
+What :class:`novaseries.ironic.service.RealIronic` and
+:class:`novaseries.ironic.pike.PikeIronic` start (Ironic, its image server,
 RabbitMQ) runs through here: each server in a process group of its own,
 started from a run directory (its cwd), with ``PR_SET_PDEATHSIG`` so that
 it dies with the thread that started it; ``pids.json`` in the run

@@ -122,7 +122,7 @@ class _FlushingHandler(logging.StreamHandler):
 
 
 def setup_logging(verbosity=0, stream=None):
-    """Send :data:`LOG` (and its children, e.g. ``novaseries.realironic``)
+    """Send :data:`LOG` (and its children, e.g. ``novaseries.ironic.service``)
     to ``stream`` (default: the current stdout), one message per line.
 
     :param verbosity: 0 INFO (progress lines), 1 or more DEBUG, -1 or less

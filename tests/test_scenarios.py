@@ -100,7 +100,8 @@ class TableTest(unittest.TestCase):
                     self.assertIn(name.split('.')[0], {'re'}, name)
 
     def test_real_ironic_tests_exist(self):
-        source = (helpers.REPO / 'tests' / 'realironic' / 'test_e2e.py').read_text()
+        source = (helpers.REPO / 'novaseries' / 'ironic' / 'driver_tests' /
+                  'test_e2e.py').read_text()
         tests = set(re.findall(r'^    def (test_\w+)\(', source, re.M))
         named = {s.real_ironic for s in table.SCENARIOS if s.real_ironic}
         self.assertTrue(named)
@@ -664,7 +665,7 @@ class EvaluateTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
         self.assertIn('real Ironic, driver level (ironic selftest): '
-                      'tests/realironic/test_e2e.py '
+                      'novaseries/ironic/driver_tests/test_e2e.py '
                       'test_undeploy_in_wait_callback', text)
 
 

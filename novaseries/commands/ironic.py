@@ -5,7 +5,8 @@
                                               # start one, print its URLs, stop on Enter/SIGTERM
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
-                               [--mode MODE]  # contract + end-to-end tests (tests/realironic)
+                               [--mode MODE]  # contract + end-to-end tests
+                                              # (novaseries/ironic/driver_tests)
     novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
 
@@ -24,7 +25,8 @@ import os
 import signal
 import sys
 
-from novaseries import cisteps, pikeironic, realironic
+from novaseries import cisteps
+from novaseries.ironic import pike, selftest, service
 from novaseries import targets as targets_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -38,8 +40,8 @@ _NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
 
 def _pike(parser):
     parser.add_argument("--pike", action="store_true", help="the pike-era Ironic "
-                        f"{pikeironic.IRONIC_VERSION} (Python 2.7, RabbitMQ) instead of "
-                        f"{realironic.IRONIC_VERSION}")
+                        f"{pike.IRONIC_VERSION} (Python 2.7, RabbitMQ) instead of "
+                        f"{service.IRONIC_VERSION}")
 
 
 def add_arguments(parser, ctx):
@@ -55,7 +57,7 @@ def add_arguments(parser, ctx):
     sub.add_parser("sweep", help="kill the Ironics and runners that killed test runs "
                    "left behind")
     selftest = sub.add_parser("selftest", help="the contract and end-to-end tests "
-                              "(tests/realironic) in Nova's venv")
+                              "(novaseries/ironic/driver_tests) in Nova's venv")
     _pike(selftest)
     selftest.add_argument("--tree", help="a Nova tree with the series (default: "
                           "$REALIRONIC_NOVA_TREE or build/trees/master)")
@@ -89,21 +91,21 @@ def _refuse_pike_options(ctx, args):
 
 
 def _install(ctx, args):
-    venv = (pikeironic.ensure_venv(ctx.build, ctx.root) if args.pike
-            else realironic.ensure_venv(ctx.build, ctx.root))
+    venv = (pike.ensure_venv(ctx.build, ctx.root) if args.pike
+            else service.ensure_venv(ctx.build, ctx.root))
     print(f"ironic venv: {venv}")
     return 0
 
 
 def _start(ctx, args):
     if args.pike:
-        ironic = pikeironic.PikeIronic(pikeironic.ensure_venv(ctx.build, ctx.root),
-                                       ctx.build / "realironic", port=args.port,
-                                       log=say)
+        ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
+                                 ctx.build / "realironic", port=args.port,
+                                 log=say)
     else:
-        ironic = realironic.RealIronic(realironic.ensure_venv(ctx.build, ctx.root),
-                                       ctx.build / "realironic", port=args.port,
-                                       fake_delays=args.fake_delays, log=say)
+        ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
+                                    ctx.build / "realironic", port=args.port,
+                                    fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
         lines = [f"url={ironic.url}", f"image_url={ironic.image_url}",
@@ -118,7 +120,7 @@ def _start(ctx, args):
 
 
 def _sweep(ctx, args):
-    n = realironic.sweep(ctx.build / "realironic", log=say)
+    n = service.sweep(ctx.build / "realironic", log=say)
     print(f"{n} leftover process group(s) killed")
     return 0
 
@@ -137,9 +139,9 @@ def _selftest(ctx, args):
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
     mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
-    return realironic.selftest(tree, args.nova_venv, ctx.build,
-                               args.pattern, expect=args.expect, root=ctx.root,
-                               nova_env=mode.mode.env)
+    return selftest.run(tree, args.nova_venv, ctx.build,
+                        args.pattern, expect=args.expect, root=ctx.root,
+                        nova_env=mode.mode.env)
 
 
 #: What each action runs: ``func(ctx, args) -> exit status``.
@@ -152,5 +154,5 @@ def run(ctx, args):
     _refuse_pike_options(ctx, args)
     try:
         return _RUN[args.action](ctx, args)
-    except realironic.RealIronicError as exc:
+    except service.RealIronicError as exc:
         raise HarnessError(str(exc)) from None

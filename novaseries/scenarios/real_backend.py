@@ -5,7 +5,7 @@ The scenario runner (``nova_scenarios.py``, in Nova's venv) binds
 Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
 the compute manager and the real ``IronicDriver``) then talks to a real
 Ironic 39.0.0 on 127.0.0.1 (started by the harness,
-``novaseries.realironic``) through its own openstacksdk connection, built
+``novaseries.ironic.service``) through its own openstacksdk connection, built
 by ``nova.utils.get_sdk_adapter`` from ``[ironic] auth_type = none`` and
 ``endpoint_override``.
 
@@ -57,7 +57,7 @@ import traceback
 import types
 import urllib.parse
 
-from novaseries import ironic_rest
+from novaseries.ironic import rest
 
 #: One driver call, as the fixture logs it: openstacksdk proxy method name,
 #: node id (None when the request names none).
@@ -195,9 +195,9 @@ class RealIronicBackend:
         self.node_ids = []
         self._watcher = None
         #: The operator's client (recorded, ``actor: operator``).
-        self.client = ironic_rest.Client(self.url, record=self._operator_record)
+        self.client = rest.Client(self.url, record=self._operator_record)
         # the observer's own client (recorded, ``actor: observer``)
-        self._observer = ironic_rest.Client(
+        self._observer = rest.Client(
             self.url, record=lambda r: self._add(dict(r, actor='observer')))
         #: The fixture's defaults, for the scenarios that read them.
         self.defaults = {'callback_reads': None}
@@ -537,7 +537,7 @@ class RealIronicBackend:
             # what the operator's CLI would raise: the fixture's operator
             # controls raise too
             raise AssertionError('%s %s: %s %s' % (method, path, status,
-                                                   ironic_rest.faultstring(data)))
+                                                   rest.faultstring(data)))
         return data
 
     def undeploy(self, node):
@@ -701,7 +701,7 @@ class RealIronicBackend:
                'path': request.path_url, 'status': status,
                'microversion': request.headers.get(
                    'X-OpenStack-Ironic-API-Version'),
-               'faultstring': ironic_rest.faultstring(body)
+               'faultstring': rest.faultstring(body)
                if isinstance(status, int) and status >= 400 else None,
                'driver_call': ' > '.join(frames) or None,
                'manager_call': manager, 'thread': threading.current_thread().name,

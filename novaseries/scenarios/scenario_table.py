@@ -746,8 +746,8 @@ class Scenario:
         hold on the reproducer tree: Nova as released, measured.
     :param fixed: checks that must hold on the fixed tree (every scenario
         also gets :func:`no_foreign_uuid`).
-    :param real_ironic: the end-to-end test of ``tests/realironic/
-        test_e2e.py`` that plays the scenario at the driver level against
+    :param real_ironic: the end-to-end test of ``novaseries/ironic/
+        driver_tests/test_e2e.py`` that plays the scenario at the driver level against
         a real Ironic (``novaseries ironic selftest``), or None.
     :param real: True when ``novaseries run --ironic real`` plays the
         scenario through Nova's whole stack against a real Ironic

@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 
-from novaseries.realironic import RealIronicError
+from novaseries.ironic.service import RealIronicError
 
 #: The microversion the client sends unless told otherwise: what
 #: openstacksdk 4.22 caps the baremetal Node resource at.

@@ -17,7 +17,8 @@ import _guard
 try:
     from nova import monkey_patch
     monkey_patch.patch()
-    import openstack  # noqa: F401
+    import fixtures
+    import openstack.version
     import testtools
 except ImportError as e:  # pragma: no cover
     _guard.skip_or_raise('Nova and openstacksdk are needed', e)
@@ -84,7 +85,6 @@ class TestRealIronic(testtools.TestCase):
 
     def test_sdk_microversion(self):
         """openstacksdk (pinned) talks baremetal 1.109 to Ironic 39.0.0."""
-        import openstack.version
         backend = backends.RealBackend()
         node = backend.new_node()
         list(backend.proxy.nodes(instance_id=node, fields=scenarios.NOVA_FIELDS))
@@ -111,7 +111,6 @@ class TestFakeMatchesReal(testtools.TestCase):
 
     def stub_out(self, old, new):
         """What ``nova.test.TestCase.stub_out`` does (used by the fixture)."""
-        import fixtures
         self.useFixture(fixtures.MonkeyPatch(old, new))
 
     def setUp(self):

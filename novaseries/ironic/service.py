@@ -1,9 +1,9 @@
 """A real Ironic 39.0.0 on 127.0.0.1 for a test run: start it, stop it cleanly.
 
-The contract tests (``tests/realironic/``) compare the fake Ironic of the
-series (``nova.tests.fixtures.ironic.IronicFixture``) with this real service,
-and the end-to-end tests run Nova's fixed ``IronicDriver`` against it.  See
-``doc/real-ironic.rst``.
+The contract tests (:mod:`novaseries.ironic.driver_tests`) compare the fake
+Ironic of the series (``nova.tests.fixtures.ironic.IronicFixture``) with
+this real service, and the end-to-end tests run Nova's fixed
+``IronicDriver`` against it.  See ``doc/real-ironic.rst``.
 
 What :class:`RealIronic` starts, all on loopback addresses, all in fresh free
 ports, all in a run directory of its own:
@@ -26,8 +26,8 @@ with ``atexit``.
 Standard library only (with ``psutil`` where the venv has it, through
 :mod:`novaseries.procs`), so that it can be imported from Nova's test
 virtualenv as well as from the harness.  Progress goes to the
-``novaseries.realironic`` logger.  The command line is ``novaseries ironic``
-(:mod:`novaseries.commands.ironic`).
+``novaseries.ironic.service`` logger.  The command line is ``novaseries
+ironic``; :mod:`novaseries.ironic.selftest` runs the driver tests against it.
 """
 
 import atexit
@@ -41,16 +41,16 @@ import sys
 import threading
 import time
 
-from novaseries import procs, util
+from novaseries import procs
+from novaseries.ironic.venv import base_python, default_build, pinned_venv, project_root
 
-LOG = logging.getLogger("novaseries.realironic")
+LOG = logging.getLogger(__name__)
 
 #: The Ironic release the pins give, and its API microversion range.
 IRONIC_VERSION = "39.0.0"
 #: Conductor host name: what ``reservation`` and "locked by host" show.
 CONDUCTOR_HOST = "ironic-local"
 
-_ROOT = pathlib.Path(__file__).resolve().parent.parent
 _START_TIMEOUT = 90.0  # seconds until GET /v1 answers 200 (2.5-4.8 s seen)
 
 
@@ -60,22 +60,12 @@ RealIronicError = procs.ServiceError
 
 
 # --------------------------------------------------------------------------
-# paths, venv
-
-
-def project_root():
-    """The project checkout this module lives in."""
-    return _ROOT
-
-
-def default_build():
-    """Scratch directory: ``$NOVASERIES_BUILD`` or ``<root>/build``."""
-    return pathlib.Path(os.environ.get("NOVASERIES_BUILD", _ROOT / "build"))
+# venv
 
 
 def pins_file(root=None):
     """``pins/ironic.txt``: the frozen requirement set of the Ironic venv."""
-    return pathlib.Path(root or _ROOT) / "pins" / "ironic.txt"
+    return pathlib.Path(root or project_root()) / "pins" / "ironic.txt"
 
 
 def venv_dir(build=None):
@@ -87,62 +77,27 @@ def venv_dir(build=None):
 VENV_RECIPE = "2"
 
 
-def _base_python(python=None):
-    """The interpreter to build the venv from: ``python`` or
-    ``$REALIRONIC_PYTHON`` if given, else Python 3.11 as the Nova venvs
-    find it (``novaseries.util.find_interpreter``: the running Python if it
-    is a 3.11, else pyenv's, else PATH's); the venv's recipe records the
-    interpreter's identity, not this path."""
-    python = python or os.environ.get("REALIRONIC_PYTHON")
-    if not python:
-        try:
-            return str(util.find_interpreter("python3.11"))
-        except util.HarnessError as exc:
-            raise RealIronicError(str(exc)) from None
-    return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
-
-
 def ensure_venv(build=None, root=None, python=None, log=None):
     """Create or reuse the Ironic virtualenv from ``pins/ironic.txt``
-    (``novaseries.util.build_venv``; reused while the sha256 of the pins and
-    the interpreter's identity are unchanged).
+    (:func:`novaseries.ironic.venv.pinned_venv`; reused while the sha256 of
+    the pins and the interpreter's identity are unchanged).
 
+    :param python: the interpreter (default
+        :func:`novaseries.ironic.venv.base_python`'s pick).
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    return pinned_venv(venv_dir(build), lambda: _base_python(python), pins_file(root),
+    return pinned_venv(venv_dir(build), lambda: base_python(python), pins_file(root),
                        VENV_RECIPE, [],
                        pathlib.Path(build or default_build()) / "results" / "realironic" /
                        "venv-install.log", f"ironic {IRONIC_VERSION} venv")
-
-
-def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
-    """An Ironic venv: ``pip install -q <pip_args> -r <pins>`` into ``venv``
-    made from ``python()`` (``novaseries.util.build_venv``, which locks
-    and reuses it while the sha256 of the pins, ``recipe`` and the
-    interpreter's identity are unchanged).
-
-    :param python: a function returning the interpreter (it may raise).
-    :returns: the venv path.
-    :raises RealIronicError: no interpreter, or venv creation or pip failed
-        (with pip's tail).
-    """
-    try:
-        interpreter = python()
-        digest = hashlib.sha256(pins.read_bytes() + b"\0" + recipe.encode() + b"\0" +
-                                util.interpreter_identity(interpreter).encode()).hexdigest()
-        util.build_venv(venv, interpreter, [["-q", *pip_args, "-r", pins]], digest,
-                        log_path, tool=tool, what=what)
-    except util.HarnessError as exc:
-        raise RealIronicError(f"{exc}\n{exc.details}".rstrip()) from None
-    return venv
 
 
 # --------------------------------------------------------------------------
 # config
 
 CONF_TEMPLATE = """\
-# Generated by novaseries.realironic for one test run.
+# Generated by novaseries.ironic.service for one test run.
 [DEFAULT]
 host = {host}
 debug = true
@@ -503,76 +458,3 @@ def shared(**kwargs):
             inst.start()
             _SHARED = inst
         return _SHARED
-
-
-def fixture(**kwargs):
-    """A ``fixtures.Fixture`` that starts a RealIronic for one test.
-
-    ``kwargs`` go to :class:`RealIronic`; the started instance is the
-    fixture's ``ironic`` attribute; it is stopped at the test's cleanup.
-    (A function, so that this module does not need ``fixtures``.)
-    """
-    import fixtures as _fixtures
-
-    class RealIronicFixture(_fixtures.Fixture):
-        def _setUp(self):
-            self.ironic = RealIronic(**kwargs)
-            self.addCleanup(self.ironic.stop)
-            self.ironic.start()
-
-    return RealIronicFixture()
-
-
-def selftest(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
-             root=None, nova_env=None):
-    """Install if needed, then run ``tests/realironic`` in Nova's venv.
-
-    :param tree: a Nova tree with the series applied (PYTHONPATH).
-    :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
-        default ``build/venvs/master``.
-    :param pattern: optional test id filter (``-k`` of unittest).
-    :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
-        end-to-end tests (default: detected from the tree).
-    :param log: optional open file for the test run's output (default:
-        inherited stdout/stderr).
-    :param root: the project checkout (pins, ``tests/realironic``); default
-        the one this module lives in.
-    :param nova_env: environment for Nova's concurrency mode (a mode's
-        ``env`` in targets.toml, e.g. ``OS_NOVA_DISABLE_EVENTLET_PATCHING``
-        ``True`` for native threads); default eventlet mode.
-    :returns: the test run's exit code.
-    """
-    build = pathlib.Path(build or default_build())
-    t0 = time.monotonic()
-    root = pathlib.Path(root or _ROOT)
-    venv = ensure_venv(build, root)
-    nova_venv = pathlib.Path(os.path.abspath(
-        nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
-        or build / "venvs" / "master"))
-    python = nova_venv / "bin" / "python"
-    if not python.exists():
-        raise RealIronicError(f"no Nova test venv at {nova_venv}")
-    env = dict(os.environ)
-    env.update({
-        "PYTHONPATH": os.pathsep.join([str(tree), str(_ROOT)]),
-        "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
-        "REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
-            "REALIRONIC_EXPECT", "auto"),
-        "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
-        "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-    })
-    env.update(nova_env or {})
-    tests = root / "tests" / "realironic"
-    cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", str(tests), "-t", str(tests)]
-    if pattern:
-        cmd += ["-k", pattern]
-    LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
-    res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
-                         stderr=subprocess.STDOUT if log else None)
-    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
-    return res.returncode
-
-
-if __name__ == "__main__":
-    sys.exit("use `novaseries ironic ...` (python -m novaseries ironic --help)")

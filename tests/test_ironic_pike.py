@@ -1,5 +1,5 @@
-"""novaseries.pikeironic: the fake Neutron, refusals before anything starts,
-and how the ci step counts the two end-to-end runs.
+"""novaseries.ironic.pike: the fake Neutron, refusals before anything starts,
+and how the ci steps count the end-to-end runs.
 
 Starting a real Ironic 9.1.7 takes RabbitMQ and a Python 2.7 venv: the ci
 step ``pike against Ironic 9.1.7`` does that; these tests do not.
@@ -13,9 +13,10 @@ import urllib.error
 import urllib.request
 from unittest import mock
 
-from novaseries import cisteps, pikeironic
+from novaseries import cisteps
+from novaseries.ironic import pike
+from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
-from novaseries.realironic import RealIronicError
 from tests import helpers
 
 
@@ -33,13 +34,13 @@ def _call(method, url, body=None):
 class FakeNeutronTest(unittest.TestCase):
 
     def setUp(self):
-        self.neutron = pikeironic.FakeNeutron().start()
+        self.neutron = pike.FakeNeutron().start()
         self.addCleanup(self.neutron.stop)
 
     def test_cleaning_network_lookup(self):
         status, body = _call("GET", self.neutron.url + "/v2.0/networks?id=%s&fields=id"
-                             % pikeironic.CLEANING_NETWORK)
-        self.assertEqual((200, [{"id": pikeironic.CLEANING_NETWORK}]),
+                             % pike.CLEANING_NETWORK)
+        self.assertEqual((200, [{"id": pike.CLEANING_NETWORK}]),
                          (status, body["networks"]))
         # another network does not exist
         status, body = _call("GET", self.neutron.url + "/v2.0/networks?id=other")
@@ -60,7 +61,7 @@ class FakeNeutronTest(unittest.TestCase):
 
     def test_loopback_only(self):
         with self.assertRaises(RealIronicError):
-            pikeironic.FakeNeutron("192.0.2.1")
+            pike.FakeNeutron("192.0.2.1")
 
 
 class ApiPortTest(unittest.TestCase):
@@ -68,7 +69,7 @@ class ApiPortTest(unittest.TestCase):
 
     def test_ports_that_end_in_1_are_passed_over(self):
         picks = iter([37171, 35261, 40001, 40002])
-        self.assertEqual(40002, pikeironic.api_port(free_port=lambda host: next(picks)))
+        self.assertEqual(40002, pike.api_port(free_port=lambda host: next(picks)))
 
     def test_the_trim_it_avoids(self):
         # python-ironicclient 1.17 common/http.py _trim_endpoint_api_version
@@ -79,17 +80,17 @@ class ApiPortTest(unittest.TestCase):
 
     def test_gives_up(self):
         with self.assertRaisesRegex(RealIronicError, "does not end in 1"):
-            pikeironic.api_port(free_port=lambda host: 12341)
+            pike.api_port(free_port=lambda host: 12341)
 
 
 class RefusalTest(unittest.TestCase):
 
     def test_missing_rabbitmq_is_named(self):
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(pikeironic, "_tool_path", return_value=tmp):
-            self.assertEqual(["rabbitmq-server", "epmd"], pikeironic.missing_tools())
-            ironic = pikeironic.PikeIronic(pathlib.Path(tmp) / "venv",
-                                           pathlib.Path(tmp) / "runs")
+                mock.patch.object(pike, "_tool_path", return_value=tmp):
+            self.assertEqual(["rabbitmq-server", "epmd"], pike.missing_tools())
+            ironic = pike.PikeIronic(pathlib.Path(tmp) / "venv",
+                                     pathlib.Path(tmp) / "runs")
             with self.assertRaises(RealIronicError) as ctx:
                 ironic.start()
         self.assertIn("rabbitmq-server, epmd not found", str(ctx.exception))
@@ -98,9 +99,9 @@ class RefusalTest(unittest.TestCase):
 
     def test_missing_venv_is_named(self):
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(pikeironic, "missing_tools", return_value=[]):
-            ironic = pikeironic.PikeIronic(pathlib.Path(tmp) / "venv",
-                                           pathlib.Path(tmp) / "runs")
+                mock.patch.object(pike, "missing_tools", return_value=[]):
+            ironic = pike.PikeIronic(pathlib.Path(tmp) / "venv",
+                                     pathlib.Path(tmp) / "runs")
             with self.assertRaises(RealIronicError) as ctx:
                 ironic.start()
         self.assertIn("novaseries ironic install --pike", str(ctx.exception))
@@ -125,7 +126,7 @@ class CiStepTest(unittest.TestCase):
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.tree_mod, "scratch_worktree"), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.pikeironic, "selftest",
+                    mock.patch.object(cisteps.selftest, "run_pike",
                                       return_value=results) as selftest, \
                     mock.patch.object(cisteps, "say"):
                 outcomes = cisteps.pike_real_ironic_step(ctx)
@@ -157,7 +158,7 @@ class CiStepTest(unittest.TestCase):
         skipped = Outcome("pike: python2.7 missing", skipped=1)
         with mock.patch.object(cisteps.targets_mod, "get"), \
                 mock.patch.object(cisteps, "missing_interpreter", return_value=skipped), \
-                mock.patch.object(cisteps.pikeironic, "selftest") as selftest:
+                mock.patch.object(cisteps.selftest, "run_pike") as selftest:
             self.assertEqual([skipped], cisteps.pike_real_ironic_step(mock.Mock()))
         self.assertFalse(selftest.called)
 
@@ -183,7 +184,7 @@ class RealIronicStepTest(unittest.TestCase):
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
                     mock.patch.object(cisteps.mainjob, "mode_target"), \
-                    mock.patch.object(cisteps.realironic, "selftest",
+                    mock.patch.object(cisteps.selftest, "run",
                                       side_effect=selftest) as run, \
                     mock.patch.object(cisteps, "say"):
                 outcomes = cisteps.real_ironic_step(ctx)

@@ -1,6 +1,6 @@
 """The two Ironics a contract scenario runs against.
 
-``RealBackend`` drives a real Ironic (``novaseries.realironic``) through
+``RealBackend`` drives a real Ironic (``novaseries.ironic.service``) through
 openstacksdk, as Nova's driver would (no auth, endpoint override).
 ``FakeBackend`` drives ``nova.tests.fixtures.ironic.IronicFixture``: the
 driver-side calls through its SDK proxy, the operator actions through its
@@ -10,12 +10,15 @@ operator controls.
 import collections
 import time
 
+import fixtures
 from openstack import connection
 from openstack import exceptions as sdk_exc
 
-from novaseries import realironic
+import nova.conf
+from nova import utils as nova_utils
 
-import rest_client
+from novaseries.ironic import rest, service
+
 import scenarios
 
 #: Fake delays of the real Ironic: 1 s per fake power and boot action, so that
@@ -34,9 +37,28 @@ FAKE_DEPLOY_DELAY = 2
 
 def ironic():
     """The test run's real Ironic (started once per process)."""
-    return realironic.shared(
+    return service.shared(
         fake_delays=FAKE_DELAYS,
         extra_conf='[fake]\ndeploy_delay = %d\n' % FAKE_DEPLOY_DELAY)
+
+
+class RealIronicFixture(fixtures.Fixture):
+    """A real Ironic of its own for one test (not the shared one).
+
+    ``kwargs`` go to :class:`novaseries.ironic.service.RealIronic`; the
+    started instance is the fixture's ``ironic`` attribute; it is stopped
+    at the test's cleanup.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+        self.ironic = None
+
+    def _setUp(self):
+        self.ironic = service.RealIronic(**self.kwargs)
+        self.addCleanup(self.ironic.stop)
+        self.ironic.start()
 
 
 def sdk_connection(url, record=None, retries=None):
@@ -79,8 +101,6 @@ def nova_proxy(url, record=None):
     ``endpoint_override = url`` (the overrides are removed again; the proxy
     keeps its settings).
     """
-    import nova.conf
-    from nova import utils as nova_utils
     conf = nova.conf.CONF
     conf.set_override('auth_type', 'none', group='ironic')
     conf.set_override('endpoint_override', url, group='ironic')
@@ -108,7 +128,7 @@ class RealBackend(scenarios.Backend):
         # the operator's single API calls: a refusal is not retried
         self.operator_proxy = sdk_connection(
             self.service.url, record=self.sent, retries=0).baremetal
-        self.client = rest_client.Client(self.service.url)
+        self.client = rest.Client(self.service.url)
 
     def new_node(self):
         return self.client.create_available_node()

@@ -1,4 +1,4 @@
-"""Tests of novaseries.realironic itself: errors, clean stop, no leftovers.
+"""Tests of novaseries.ironic.service itself: errors, clean stop, no leftovers.
 
 Only the standard library and the Ironic venv (for the tests that start
 ``ironic-dbsync``/``ironic``) are needed; Nova is not.
@@ -17,14 +17,15 @@ import unittest
 
 import _guard
 
-from novaseries import procs, realironic
+from novaseries import procs
+from novaseries.ironic import service
 
-ROOT = pathlib.Path(realironic.__file__).resolve().parent.parent
+ROOT = pathlib.Path(service.__file__).resolve().parents[2]
 
 
 def venv_or_skip(test):
     venv = pathlib.Path(os.environ.get('REALIRONIC_VENV') or
-                        realironic.venv_dir())
+                        service.venv_dir())
     if not (venv / 'bin' / 'ironic').exists():
         if _guard.REQUIRED:
             test.fail('no Ironic venv at %s' % venv)
@@ -51,8 +52,8 @@ class TestErrors(unittest.TestCase):
 
     def test_only_loopback(self):
         for host in ('0.0.0.0', '10.0.0.1', '192.168.1.1', 'example.com'):
-            self.assertRaises(realironic.RealIronicError,
-                              lambda: realironic.RealIronic(host=host))
+            self.assertRaises(service.RealIronicError,
+                              lambda: service.RealIronic(host=host))
         procs.check_loopback('127.0.0.1')
         procs.check_loopback('::1')
 
@@ -62,18 +63,18 @@ class TestErrors(unittest.TestCase):
             s.bind(('127.0.0.1', 0))
             s.listen()
             port = s.getsockname()[1]
-            ir = realironic.RealIronic(venv, self.workdir, port=port)
-            e = self.assertRaises(realironic.RealIronicError, ir.start)
+            ir = service.RealIronic(venv, self.workdir, port=port)
+            e = self.assertRaises(service.RealIronicError, ir.start)
         self.assertIn('port 127.0.0.1:%d is already taken' % port, str(e))
         self.assertIsNone(ir.pid)
 
     def test_schema_error_shows_log_tail(self):
         venv = venv_or_skip(self)
-        ir = realironic.RealIronic(
+        ir = service.RealIronic(
             venv, self.workdir, extra_conf='[database]\nconnection = '
             'sqlite:////nonexistent-dir/ironic.sqlite\n')
         t0 = time.monotonic()
-        e = self.assertRaises(realironic.RealIronicError, ir.start)
+        e = self.assertRaises(service.RealIronicError, ir.start)
         msg = str(e)
         self.assertIn('ironic-dbsync create_schema failed', msg)
         self.assertIn('unable to open database file', msg)
@@ -113,7 +114,7 @@ class TestNoLeftovers(unittest.TestCase):
         (run_dir / 'pids.json').write_text(json.dumps({
             'owner': self._dead_pid(), 'owner_start': 1,
             'pids': {'ironic': leftover.pid, 'http': other.pid}}))
-        self.assertEqual(1, realironic.sweep(self.workdir, log=lambda m: None))
+        self.assertEqual(1, service.sweep(self.workdir, log=lambda m: None))
         self.assertEqual(-signal.SIGTERM, leftover.wait(timeout=10))
         self.assertIsNone(other.poll())
         self.assertFalse(run_dir.exists())
@@ -130,15 +131,15 @@ class TestNoLeftovers(unittest.TestCase):
             'owner': owner.pid,
             'owner_start': procs.start_time(owner.pid),
             'pids': {'ironic': proc.pid}}))
-        self.assertEqual(0, realironic.sweep(self.workdir, log=lambda m: None))
+        self.assertEqual(0, service.sweep(self.workdir, log=lambda m: None))
         self.assertIsNone(proc.poll())
         self.assertTrue(run_dir.exists())
 
     def test_killed_test_process_leaves_no_ironic(self):
         """SIGKILL a process that started a real Ironic: nothing remains."""
         venv = venv_or_skip(self)
-        code = ('import sys, time; from novaseries import procs, realironic\n'
-                'ir = realironic.RealIronic(%r, %r).start()\n'
+        code = ('import sys, time; from novaseries.ironic import service\n'
+                'ir = service.RealIronic(%r, %r).start()\n'
                 'print(ir.pid, ir._procs["http"].pid, ir.run_dir, flush=True)\n'
                 'time.sleep(600)\n' % (str(venv), str(self.workdir)))
         child = subprocess.Popen(
@@ -156,7 +157,7 @@ class TestNoLeftovers(unittest.TestCase):
             self.assertTrue(gone(pid, 30), 'pid %d survived its test '
                             'process' % pid)
         # and the next start's sweep removes the run directory
-        realironic.sweep(self.workdir, log=lambda m: None)
+        service.sweep(self.workdir, log=lambda m: None)
         self.assertFalse(pathlib.Path(run_dir).exists())
 
 
@@ -165,7 +166,7 @@ class TestSharedStop(unittest.TestCase):
 
     def test_stop_leaves_nothing(self):
         venv_or_skip(self)
-        ir = realironic.shared()
+        ir = service.shared()
         master = ir.pid
         members = procs.group_members(master)
         http = ir._procs['http'].pid

@@ -3,7 +3,7 @@
 
 Runs in pike's test venv (Python 2.7, python-ironicclient 1.17), with a
 pike tree (patched or unpatched) on PYTHONPATH, against the Ironic 9.1.7
-that ``novaseries.pikeironic.selftest`` started on 127.0.0.1 (API and
+that ``novaseries.ironic.selftest.run_pike`` started on 127.0.0.1 (API and
 conductor over RabbitMQ, ``fake-hardware`` with ``direct`` deploy, ``flat``
 network against a fake Neutron; its URLs come in ``REALIRONIC_*``
 variables; see doc/real-ironic.rst).  Nova's ``[ironic]`` options point at
@@ -37,11 +37,13 @@ No sleeps of their own: the waits poll the real Ironic, bounded.
 
 from __future__ import print_function
 
+import gc
 import json
 import os
 import re
 import threading
 import time
+import traceback
 import unittest
 import uuid
 
@@ -49,6 +51,7 @@ REQUIRED = os.environ.get('REALIRONIC_REQUIRED') == '1'
 
 try:
     import fixtures
+    import greenlet
     from keystoneauth1 import session as ks_session
     import requests
 
@@ -482,10 +485,6 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
 def _green_stacks():
     """The stacks of every greenlet (eventlet runs the driver's threads as
     greenlets): what a test that waited in vain prints."""
-    import gc
-    import traceback
-
-    import greenlet
     stacks = []
     for obj in gc.get_objects():
         if isinstance(obj, greenlet.greenlet) and obj.gr_frame is not None:

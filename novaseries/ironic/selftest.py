@@ -1,0 +1,133 @@
+"""Run the driver tests against a real Ironic, inside Nova's test venv.
+
+``novaseries ironic selftest`` and the ``ci`` steps of the real Ironics
+come here:
+
+* :func:`run`: :data:`DRIVER_TESTS` (the contract tests, the end-to-end
+  tests of Nova's ironic driver and the tests of the service itself) in a
+  Nova tree's Python 3 test venv, against Ironic 39.0.0
+  (:mod:`novaseries.ironic.service`, which the tests start themselves
+  through ``service.shared()``);
+* :func:`run_pike`: :data:`PIKE_DRIVER_TESTS` (stable/pike's driver end to
+  end) in pike's Python 2.7 test venv, once per tree, against one Ironic
+  9.1.7 (:mod:`novaseries.ironic.pike`) started here.
+
+Each is one ``python -m unittest discover -s <folder> -t <folder>``: the
+folder is the top-level directory of the run, so its modules import each
+other by bare name.  See ``doc/real-ironic.rst``.
+"""
+
+import logging
+import os
+import pathlib
+import subprocess
+import time
+
+from novaseries.ironic import pike, service
+from novaseries.ironic.venv import default_build, project_root
+
+LOG = logging.getLogger(__name__)
+
+_HERE = pathlib.Path(__file__).resolve().parent
+#: The driver tests against Ironic 39.0.0 (Python 3, Nova's test venv).
+DRIVER_TESTS = _HERE / "driver_tests"
+#: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
+PIKE_DRIVER_TESTS = _HERE / "pike_driver_tests"
+
+
+def run(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
+        root=None, nova_env=None):
+    """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
+
+    :param tree: a Nova tree with the series applied (PYTHONPATH).
+    :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
+        default ``build/venvs/master``.
+    :param pattern: optional test id filter (``-k`` of unittest).
+    :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
+        end-to-end tests (default: detected from the tree).
+    :param log: optional open file for the test run's output (default:
+        inherited stdout/stderr).
+    :param root: the project checkout (``pins/``); default the one this
+        module lives in.
+    :param nova_env: environment for Nova's concurrency mode (a mode's
+        ``env`` in targets.toml, e.g. ``OS_NOVA_DISABLE_EVENTLET_PATCHING``
+        ``True`` for native threads); default eventlet mode.
+    :returns: the test run's exit code.
+    :raises RealIronicError: the Ironic venv could not be built, or there
+        is no Nova test venv.
+    """
+    build = pathlib.Path(build or default_build())
+    t0 = time.monotonic()
+    venv = service.ensure_venv(build, root)
+    nova_venv = pathlib.Path(os.path.abspath(
+        nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
+        or build / "venvs" / "master"))
+    python = nova_venv / "bin" / "python"
+    if not python.exists():
+        raise service.RealIronicError(f"no Nova test venv at {nova_venv}")
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(tree), str(project_root())]),
+        "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
+        "REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
+            "REALIRONIC_EXPECT", "auto"),
+        "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
+        "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+    })
+    env.update(nova_env or {})
+    tests = str(DRIVER_TESTS)
+    cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
+    if pattern:
+        cmd += ["-k", pattern]
+    LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
+    res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
+                         stderr=subprocess.STDOUT if log else None)
+    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
+    return res.returncode
+
+
+def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
+    """Start one PikeIronic; run :data:`PIKE_DRIVER_TESTS` once per tree.
+
+    :param runs: ``[(label, tree, expect)]``: a pike Nova tree and what the
+        tests must see there (``fixed`` or ``bug``).
+    :param nova_venv: pike's Nova test venv (Python 2.7).
+    :param log_dir: where ``<label>.log`` (each run's output) goes.
+    :param root: the project checkout (``pins/``); default this module's.
+    :returns: ``[(label, returncode, log path)]``.
+    :raises RealIronicError: the Ironic venv, RabbitMQ or Ironic itself
+        could not be set up or started.
+    """
+    build = pathlib.Path(build or default_build())
+    log_dir = pathlib.Path(log_dir or build / "results" / "pike-realironic")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    venv = pike.ensure_venv(build, root)
+    python = pathlib.Path(nova_venv) / "bin" / "python"
+    tests = str(PIKE_DRIVER_TESTS)
+    results = []
+    with pike.PikeIronic(venv, build / "realironic") as ironic:
+        for label, tree, expect in runs:
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+            env.update({
+                "PYTHONPATH": str(tree), "REALIRONIC_REQUIRED": "1",
+                "REALIRONIC_EXPECT": expect, "REALIRONIC_URL": ironic.url,
+                "REALIRONIC_IMAGE_URL": ironic.image_url,
+                "REALIRONIC_IMAGE_MD5": ironic.image_md5,
+                "REALIRONIC_IRONIC_VERSION": pike.IRONIC_VERSION,
+                "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PATH": f"{python.parent}{os.pathsep}{env.get('PATH', '')}"})
+            cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
+            log_path = log_dir / f"{label}.log"
+            LOG.info(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}")
+            t0 = time.monotonic()
+            with open(log_path, "w") as log:
+                rc = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
+                                    stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL).returncode
+            LOG.info(f"pikeironic: {label}: rc {rc} in {time.monotonic() - t0:.0f} s "
+                     f"(log: {log_path})")
+            results.append((label, rc, log_path))
+    return results

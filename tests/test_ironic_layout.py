@@ -1,0 +1,106 @@
+"""The Ironic wing (``novaseries/ironic/``): imports point down, none hides
+in a function, and the driver tests are found by the path-based runs of
+``novaseries ironic selftest``, not by the harness's own discovery.
+
+No Ironic, no Nova: the driver tests skip themselves without them.
+"""
+
+import ast
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from novaseries import util
+from novaseries.ironic import selftest
+from tests import helpers
+
+WING = helpers.REPO / "novaseries" / "ironic"
+#: The wing's modules, lowest first: each imports only modules before it.
+ORDER = ("venv", "service", "rest", "pike", "selftest")
+
+
+def _imports(path):
+    """``[(node, inside a function?)]`` of the imports of ``path``."""
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append((child, in_function))
+            visit(child, in_function or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def _names(node):
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return [f"{node.module}.{a.name}" for a in node.names] + [node.module]
+
+
+class LayoutTest(unittest.TestCase):
+
+    def test_modules_import_only_lower_ones(self):
+        self.assertEqual(set(ORDER), {p.stem for p in WING.glob("*.py")} - {"__init__"})
+        for i, name in enumerate(ORDER):
+            for node, _ in _imports(WING / f"{name}.py"):
+                for imported in _names(node):
+                    parts = imported.split(".")
+                    if parts[:2] == ["novaseries", "ironic"] and len(parts) > 2:
+                        self.assertIn(parts[2], ORDER[:i], f"{name} imports {imported}")
+
+    def test_no_import_inside_a_function_and_no_long_module(self):
+        for path in WING.rglob("*.py"):
+            inside = [node.lineno for node, in_function in _imports(path) if in_function]
+            self.assertEqual([], inside, path)
+            self.assertLessEqual(len(path.read_text().splitlines()), 700, path)
+
+    def test_the_runs_find_their_tests(self):
+        self.assertTrue((selftest.DRIVER_TESTS / "test_e2e.py").is_file())
+        self.assertTrue((selftest.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
+        self.assertFalse((helpers.REPO / "tests" / "realironic").exists())
+
+    def test_pike_tests_import_nothing_of_the_harness(self):
+        # they run with only the pike tree on PYTHONPATH
+        for path in selftest.PIKE_DRIVER_TESTS.glob("*.py"):
+            for node, _ in _imports(path):
+                for imported in _names(node):
+                    self.assertFalse(imported.startswith("novaseries"), (path, imported))
+
+    def test_pike_tests_are_python27(self):
+        try:
+            python27 = util.find_interpreter("python2.7")
+        except util.HarnessError as exc:
+            self.skipTest(str(exc))
+        code = ("import sys\nfor f in sys.argv[1:]:\n"
+                "    compile(open(f).read(), f, 'exec')\n")
+        files = [str(p) for p in selftest.PIKE_DRIVER_TESTS.glob("*.py")]
+        proc = subprocess.run([str(python27), "-c", code, *files], capture_output=True,
+                              text=True)
+        self.assertEqual(0, proc.returncode, proc.stderr)
+
+    def test_driver_tests_run_by_path_skip_without_nova(self):
+        """``unittest discover -s <folder> -t <folder>``, as selftest.run
+        does, without Nova and without an Ironic venv: the modules find
+        each other by bare name, everything skips, pike's tests are not
+        collected."""
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, PYTHONPATH=str(helpers.REPO),
+                       REALIRONIC_VENV=os.path.join(tmp, "no-venv"), NOVASERIES_BUILD=tmp)
+            env.pop("REALIRONIC_REQUIRED", None)
+            tests = str(selftest.DRIVER_TESTS)
+            proc = subprocess.run(
+                [sys.executable, "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests],
+                cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn("test_harness.TestErrors.test_only_loopback", proc.stderr)
+        self.assertIn("test_e2e", proc.stderr)  # skipped as a module, not an error
+        self.assertNotIn("pike", proc.stderr.lower())
+        self.assertNotIn("ERROR", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
