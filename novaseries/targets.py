@@ -64,6 +64,14 @@ class Mode:
     unit: tuple = None
     ci_suites: tuple = None
     functional_workers_per_core: int = 1
+    #: what the mode is (``[modes.<name>] description``), for output and help
+    description: str = ""
+    #: the mode nova 34.0.0 runs nova-compute in (``default = true``)
+    default: bool = False
+
+
+#: Keys of ``[modes.<name>]`` about the mode itself, not a target's run in it.
+MODE_FACTS = ("description", "default")
 
 
 @dataclasses.dataclass
@@ -268,7 +276,8 @@ def _modes(path, name, known, wanted):
         if mode not in known:
             raise HarnessError(f"targets file {path}: target {name}: unknown mode {mode!r} "
                                f"(known: {', '.join(known) or 'none'})")
-        settings = {**known[mode], **settings}
+        settings = {**{k: v for k, v in known[mode].items() if k not in MODE_FACTS},
+                    **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
                                  "functional_exclude", "ci", "unit", "ci_suites",
                                  "functional_workers_per_core"}
@@ -360,6 +369,24 @@ def _below(path, name, value, root):
         raise HarnessError(f"targets file {path}: target {name}: below must be a "
                            "folder or a list of folders")
     return tuple(root / folder for folder in folders)
+
+
+def load_modes(ctx, path=None):
+    """Nova's concurrency modes of the targets file's ``[modes]``:
+    ``{name: Mode}`` (file order) with ``env``, ``description`` and
+    ``default``."""
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    data = tomllib.loads(path.read_text())
+    return {name: Mode(name, env={k: str(v) for k, v in entry.get("env", {}).items()},
+                       description=entry.get("description", ""),
+                       default=bool(entry.get("default", False)))
+            for name, entry in data.get("modes", {}).items()}
+
+
+def default_modes(ctx):
+    """Names of the default modes (``default = true`` in ``[modes]``), in
+    file order."""
+    return tuple(name for name, mode in load_modes(ctx).items() if mode.default)
 
 
 def get(ctx, name):
