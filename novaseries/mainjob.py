@@ -36,7 +36,7 @@ import threading
 import time
 
 from novaseries import benchreport, procs, runner, targets as targets_mod
-from novaseries.scenarios import bench_table, real_backend, scenario_table
+from novaseries.scenarios import bench_table, checks, real_backend, scenario_table
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, HarnessError, say
 
@@ -366,7 +366,7 @@ def table(data, interval=POLL_INTERVAL, wall='wall@0'):
 def _leftovers(obs):
     """``scenario_table.leftovers`` of an observation (none for a scenario
     that did not run)."""
-    return [] if obs.get('error') else scenario_table.leftovers(obs)
+    return [] if obs.get('error') else checks.leftovers(obs)
 
 
 def _wrapped(prefix, text):

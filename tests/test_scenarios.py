@@ -8,7 +8,7 @@ import re
 import unittest
 
 from novaseries import cisteps, mainjob
-from novaseries.scenarios import scenario_table as table
+from novaseries.scenarios import checks, scenario_table as table
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -17,6 +17,7 @@ NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
 RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'nova_scenarios.py'
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
+CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
 
 def _obs(**kw):
@@ -75,7 +76,7 @@ class TableTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertTrue(sc.reproducer, sc.name)
             self.assertTrue(sc.fixed, sc.name)
-            self.assertEqual(table.no_foreign_uuid, sc.fixed[-1], sc.name)
+            self.assertEqual(checks.no_foreign_uuid, sc.fixed[-1], sc.name)
             for tree in table.TREES:
                 texts = sc.expectations(tree)
                 self.assertTrue(all(texts), (sc.name, tree, texts))
@@ -90,13 +91,16 @@ class TableTest(unittest.TestCase):
         self.assertEqual(1, len(imports))
         self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'},
                          {a.name for a in imports[0].names})
-        # ... and the table needs nothing but the standard library
-        for node in ast.walk(ast.parse(TABLE.read_text())):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
-                    else [node.module]
-                for name in names:
-                    self.assertIn(name.split('.')[0], {'re'}, name)
+        # ... and the table needs nothing but its checks, which need
+        # nothing but the standard library
+        for path, allowed in ((TABLE, {'novaseries.scenarios.checks'}),
+                              (CHECKS, {'re'})):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                        else [node.module]
+                    for name in names:
+                        self.assertIn(name, allowed, path)
 
     def test_real_ironic_tests_exist(self):
         source = (helpers.REPO / 'tests' / 'realironic' / 'test_e2e.py').read_text()
@@ -120,7 +124,8 @@ class TableTest(unittest.TestCase):
         written |= set(re.findall(r"'(\w+)': ", runner.split('def _poll_stats', 1)[1]
                                   .split('def _make_case', 1)[0]))
         self.assertIn('server_id', written)
-        read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'", TABLE.read_text()))
+        read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'",
+                              TABLE.read_text() + CHECKS.read_text()))
         self.assertIn('faults_created', read)
         self.assertEqual(set(), (written | read) - set(table.OBSERVATION))
 
@@ -128,7 +133,7 @@ class TableTest(unittest.TestCase):
 class ChecksTest(unittest.TestCase):
 
     def test_generic_fault(self):
-        lost = table.lost_fault()
+        lost = checks.lost_fault()
         self.assertIsNone(lost(_obs()))
         self.assertIn('expected', lost(
             _obs(fault=_obs()['lost_fault'] + ' (deleting)')))
@@ -138,21 +143,21 @@ class ChecksTest(unittest.TestCase):
             _obs(lost_fault_fields=['instance', 'other'])))
         self.assertIn("['node']", lost(
             _obs(lost_fault_fields=['instance', 'node'])))
-        aborted = table.lost_fault(aborted=True)
+        aborted = checks.lost_fault(aborted=True)
         self.assertIsNone(aborted(_obs(fault=(
             'Build of instance %s aborted: ' % SERVER +
             _obs()['lost_fault']))))
         self.assertIsNotNone(aborted(_obs()))
 
     def test_no_foreign_uuid(self):
-        self.assertIsNone(table.no_foreign_uuid(_obs()))
+        self.assertIsNone(checks.no_foreign_uuid(_obs()))
         leak = _obs(fault='Node %s is now associated with instance %s' % (
             NODE, OTHER))
-        self.assertIn(OTHER, table.no_foreign_uuid(leak))
+        self.assertIn(OTHER, checks.no_foreign_uuid(leak))
         # a fault created on the way counts too
-        self.assertIn(OTHER, table.no_foreign_uuid(
+        self.assertIn(OTHER, checks.no_foreign_uuid(
             _obs(faults_created=['instance %s' % OTHER.upper()])))
-        self.assertIsNotNone(table.no_foreign_uuid(
+        self.assertIsNotNone(checks.no_foreign_uuid(
             _obs(other_instance='host-x', fault='on host-x')))
 
     def test_no_foreign_uuid_rejects_other_nodes(self):
@@ -161,16 +166,16 @@ class ChecksTest(unittest.TestCase):
         free = _node(id=OTHER_NODE, name='node-2')
         own = _obs(nodes=[_node(), free],
                    fault='Node %s of instance %s' % (NODE, SERVER))
-        self.assertIsNone(table.no_foreign_uuid(own))
+        self.assertIsNone(checks.no_foreign_uuid(own))
         other = dict(own, fault='Node %s of instance %s' % (OTHER_NODE, SERVER))
-        self.assertIn(OTHER_NODE, table.no_foreign_uuid(other))
+        self.assertIn(OTHER_NODE, checks.no_foreign_uuid(other))
         # a node the server was deployed to (its history left available)
         # is its own, the current one too
         tried = dict(free, history=[['available', None],
                                     ['deploying', 'active']])
-        self.assertIsNone(table.no_foreign_uuid(dict(other, nodes=[
+        self.assertIsNone(checks.no_foreign_uuid(dict(other, nodes=[
             _node(), tried])))
-        self.assertIsNone(table.no_foreign_uuid(dict(other, node=OTHER_NODE)))
+        self.assertIsNone(checks.no_foreign_uuid(dict(other, node=OTHER_NODE)))
 
     def test_fault_checks_name_the_cause(self):
         # any aborted build is not the operator's abort
@@ -185,41 +190,41 @@ class ChecksTest(unittest.TestCase):
         self.assertFalse([p for p in table.judge('abort', 'fixed', right)
                           if 'fault' in p])
         # the fault is about this server, not any
-        failed = table.fault_has(table.DEPLOY_FAILED)
+        failed = checks.fault_has(checks.DEPLOY_FAILED)
         self.assertIsNone(failed(_obs(
             fault='Failed to provision instance %s: Deploy failed' % SERVER)))
         self.assertIn('lacks', failed(_obs(
             fault='Failed to provision instance %s: Deploy failed' % OTHER)))
-        self.assertIn('lacks', table.MISLEADING(_obs(
+        self.assertIn('lacks', checks.MISLEADING(_obs(
             fault='Build of instance %s aborted: Image could not be found.'
             % SERVER)))
-        self.assertIsNone(table.MISLEADING(_obs(
+        self.assertIsNone(checks.MISLEADING(_obs(
             fault='Build of instance %s aborted: Instance %s could not be '
             'found.' % (SERVER, SERVER))))
-        created = table.fault_created(table.FAILED_ABORTED)
+        created = checks.fault_created(checks.FAILED_ABORTED)
         self.assertIn('no fault', created(_obs(faults_created=[
             'Build of instance %s aborted: ConflictException' % SERVER])))
         # a text naming a field the observation lacks is a problem
-        self.assertIn('no server_id', table.fault_has('{server_id}')(
+        self.assertIn('no server_id', checks.fault_has('{server_id}')(
             {'fault': 'x'}))
 
     def test_no_not_found_fault(self):
         lie = 'Build of instance %s aborted: Instance %s could not be found.' % (
             SERVER, SERVER)
-        self.assertIn('could not be found', table.no_not_found_fault(
+        self.assertIn('could not be found', checks.no_not_found_fault(
             _obs(fault=lie)))
-        self.assertIsNotNone(table.no_not_found_fault(
+        self.assertIsNotNone(checks.no_not_found_fault(
             _obs(fault=None, faults_created=[lie])))
-        self.assertIsNone(table.no_not_found_fault(_obs()))
+        self.assertIsNone(checks.no_not_found_fault(_obs()))
 
     def test_log_checks_are_details(self):
-        has = table.log_has('Ironic node {first_node} was deleted')
+        has = checks.log_has('Ironic node {first_node} was deleted')
         self.assertIn('lacks', has(_obs()))
         self.assertIsNone(has(_obs(log=[
             'WARNING [nova.virt.ironic.driver] Ironic node %s was deleted '
             'during the deploy.' % NODE])))
         self.assertTrue(has.detail)
-        self.assertIsNotNone(table.log_lacks('Node None')(
+        self.assertIsNotNone(checks.log_lacks('Node None')(
             _obs(log=['ERROR [x] Node None could not be found.'])))
 
     def test_claim_kept(self):
@@ -229,22 +234,22 @@ class ChecksTest(unittest.TestCase):
                      instance_info=True)
         kept = _obs(status='ERROR', host='ironic-host', node=NODE,
                     usages={NODE: 1}, allocations={NODE: {}}, nodes=[node])
-        self.assertIsNone(table.claim_kept(kept))
-        self.assertIn('not kept', table.claim_kept(
+        self.assertIsNone(checks.claim_kept(kept))
+        self.assertIn('not kept', checks.claim_kept(
             dict(kept, host=None, usages={NODE: 0}, allocations={})))
         # no claim on a node that Ironic has freed (or is freeing)
         for freed in (_node(), _node(provision_state='deleting',
                                      instance_id=SERVER)):
-            self.assertIn('which Ironic has freed', table.claim_kept(
+            self.assertIn('which Ironic has freed', checks.claim_kept(
                 dict(kept, nodes=[freed])))
-        self.assertIn('left behind: node-2 cleaning', table.claim_kept(
+        self.assertIn('left behind: node-2 cleaning', checks.claim_kept(
             dict(kept, nodes=[node, _node(id=OTHER_NODE, name='node-2',
                                           provision_state='cleaning')])))
 
     def test_log_reports_is_an_outcome(self):
         # where a log line is what Nova was asked for (reap-deleted-log),
         # its absence is the bug, not a detail
-        reports = table.log_reports('marked as DELETED')
+        reports = checks.log_reports('marked as DELETED')
         self.assertIn('lacks', reports(_obs()))
         self.assertIsNone(reports(_obs(log=[
             'WARNING [nova.compute.manager] Detected instance with name '
@@ -254,101 +259,101 @@ class ChecksTest(unittest.TestCase):
     def test_a_step_that_never_came(self):
         obs = _obs(hooks_fired=['undeploy@2'], definition={
             'action': 'undeploy', 'then': [[5, 'delete']]})
-        self.assertIn('1 of 2', table.all_steps_fired(obs))
+        self.assertIn('1 of 2', checks.all_steps_fired(obs))
 
     def test_leftovers(self):
-        self.assertEqual([], table.leftovers(_obs()))
-        self.assertIsNone(table.clean(_obs()))
+        self.assertEqual([], checks.leftovers(_obs()))
+        self.assertIsNone(checks.clean(_obs()))
         node = _node(provision_state='wait call-back', instance_id=OTHER,
                      instance_info=True)
         # another instance's node is not ours to clean
-        self.assertEqual([], table.leftovers(_obs(nodes=[node])))
+        self.assertEqual([], checks.leftovers(_obs(nodes=[node])))
         mine = dict(node, instance_id=SERVER, vifs=['vif'])
         self.assertEqual(['node-1 wait call-back',
                           'node-1 keeps instance/instance_info/VIFs'],
-                         table.leftovers(_obs(nodes=[mine])))
+                         checks.leftovers(_obs(nodes=[mine])))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
                           'expected 0'],
-                         table.leftovers(_obs(usages={NODE: 1},
-                                              allocations={NODE: {}})))
+                         checks.leftovers(_obs(usages={NODE: 1},
+                                               allocations={NODE: {}})))
         self.assertEqual(['port still bound to the deleted server'],
-                         table.leftovers(_obs(status='DELETED', port_id=PORT,
-                                              port_device_id=SERVER, definition={
+                         checks.leftovers(_obs(status='DELETED', port_id=PORT,
+                                               port_device_id=SERVER, definition={
                                                   'port': True})))
-        self.assertIn('left behind: node-1', table.clean(_obs(nodes=[mine])))
+        self.assertIn('left behind: node-1', checks.clean(_obs(nodes=[mine])))
 
     def test_leftovers_of_an_active_server(self):
         # on its own node only, as Ironic shows it
-        self.assertEqual([], table.leftovers(_active()))
+        self.assertEqual([], checks.leftovers(_active()))
         self.assertEqual(['allocation on node-2, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-2, '
-                          'expected 0'], table.leftovers(_active(
+                          'expected 0'], checks.leftovers(_active(
                               allocations={NODE: {}, OTHER_NODE: {}},
                               usages={NODE: 1, OTHER_NODE: 1})))
         self.assertEqual(['no allocation on its node node-1',
                           'placement usage 0 on node-1, expected 1'],
-                         table.leftovers(_active(allocations={},
-                                                 usages={NODE: 0})))
+                         checks.leftovers(_active(allocations={},
+                                                  usages={NODE: 0})))
         nodes = _active()['nodes']
         # its node torn down (Ironic freed it) under an ACTIVE server
         freed = [_node(), nodes[1]]
         self.assertIn('its node node-1 is available for None',
-                      table.leftovers(_active(nodes=freed)))
+                      checks.leftovers(_active(nodes=freed)))
         self.assertIn('allocation on node-1, which Ironic has freed or is '
-                      'freeing', table.leftovers(_active(nodes=freed)))
+                      'freeing', checks.leftovers(_active(nodes=freed)))
         # the port: bound to the server, its VIF on the server's node only
         self.assertEqual(["its node node-1 lacks the port's VIF",
-                          'node-2 keeps VIFs'], table.leftovers(_active(
+                          'node-2 keeps VIFs'], checks.leftovers(_active(
                               nodes=[dict(nodes[0], vifs=[]),
                                      dict(nodes[1], vifs=[PORT])])))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         table.leftovers(_active(port_device_id=None)))
+                         checks.leftovers(_active(port_device_id=None)))
         taken = dict(nodes[1], instance_id=OTHER, provision_state='active',
                      vifs=[PORT])
         self.assertEqual(["node-2 (another instance's) keeps the server's "
-                          'VIF'], table.leftovers(_active(nodes=[nodes[0],
-                                                                 taken])))
+                          'VIF'], checks.leftovers(_active(nodes=[nodes[0],
+                                                                  taken])))
         # host and node
         self.assertEqual(['host None and node %s disagree' % NODE],
-                         table.leftovers(_active(host=None)))
+                         checks.leftovers(_active(host=None)))
 
     def test_leftovers_of_an_error_server(self):
         # host, node and allocation agree with what Ironic shows
         self.assertEqual(['host ironic-host and node None disagree'],
-                         table.leftovers(_obs(host='ironic-host')))
+                         checks.leftovers(_obs(host='ironic-host')))
         gone = {'id': NODE, 'deleted': True}
         self.assertEqual(['on node %s, which Ironic does not have' % NODE],
-                         table.leftovers(_obs(host='ironic-host', node=NODE,
-                                              nodes=[gone])))
+                         checks.leftovers(_obs(host='ironic-host', node=NODE,
+                                               nodes=[gone])))
         # a failed rebuild keeps host and node, without an allocation
-        self.assertEqual([], table.leftovers(_obs(host='ironic-host',
-                                                  node=NODE)))
+        self.assertEqual([], checks.leftovers(_obs(host='ironic-host',
+                                                   node=NODE)))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
-                          'expected 0'], table.leftovers(_obs(
+                          'expected 0'], checks.leftovers(_obs(
                               host='ironic-host', node=NODE,
                               allocations={NODE: {}}, usages={NODE: 1})))
 
     def test_leftovers_against_a_real_ironic(self):
         # the noop network interface attaches no VIF: not checked there
         bare = [dict(_active()['nodes'][0], vifs=[]), _active()['nodes'][1]]
-        self.assertEqual([], table.leftovers(_active(nodes=bare,
-                                                     backend=table.REAL)))
+        self.assertEqual([], checks.leftovers(_active(nodes=bare,
+                                                      backend=checks.REAL)))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         table.leftovers(_active(nodes=bare, backend=table.REAL,
-                                                 port_device_id=None)))
+                         checks.leftovers(_active(nodes=bare, backend=checks.REAL,
+                                                  port_device_id=None)))
 
     def test_only_reads_and_never_error(self):
-        self.assertIn('update_node', table.only_reads(
+        self.assertIn('update_node', checks.only_reads(
             _obs(writes_after_action=['update_node'])))
-        self.assertIn('ERROR', table.never_error(_obs(error_saves=1)))
-        self.assertIsNone(table.never_error(_obs(fault=None)))
+        self.assertIn('ERROR', checks.never_error(_obs(error_saves=1)))
+        self.assertIsNone(checks.never_error(_obs(fault=None)))
         # the fault shown counts, not only those created
-        self.assertIn('faults', table.never_error(_obs()))
+        self.assertIn('faults', checks.never_error(_obs()))
 
     def test_polls_at_most(self):
-        check = table.polls_at_most(6)
+        check = checks.polls_at_most(6)
         self.assertIsNone(check(_obs(polls_after_action=6)))
         self.assertIn('7 driver polls after the action, at most 6',
                       check(_obs(polls_after_action=7)))
@@ -365,7 +370,7 @@ class ChecksTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn('at most %d driver polls after the action'
                           % sc.max_polls, sc.expectations('fixed'))
-        self.assertEqual(table.DEFAULT_MAX_POLLS,
+        self.assertEqual(checks.DEFAULT_MAX_POLLS,
                          table.Scenario('x', 'x').max_polls)
 
 
@@ -374,53 +379,53 @@ class MissingDataTest(unittest.TestCase):
 
     #: check -> a field it reads, and an observation on which it passes
     CASES = [
-        (table.status('ERROR'), 'status', _obs()),
-        (table.status_in('ERROR'), 'status', _obs()),
-        (table.task_state(None), 'task_state', _obs()),
-        (table.fault_has('torn down'), 'fault', _obs()),
-        (table.lost_fault(), 'lost_fault_fields', _obs()),
-        (table.lost_fault(), 'fault', _obs()),
-        (table.no_not_found_fault, 'faults_created', _obs()),
-        (table.no_foreign_uuid, 'server_id', _obs()),
-        (table.no_foreign_uuid, 'nodes', _obs()),
-        (table.no_foreign_uuid, 'fault', _obs()),
-        (table.no_foreign_uuid, 'faults_created', _obs()),
-        (table.log_has('torn'), 'log', _obs(log=['torn'])),
-        (table.log_lacks('Node None'), 'log', _obs()),
-        (table.fault_created('torn'), 'faults_created',
+        (checks.status('ERROR'), 'status', _obs()),
+        (checks.status_in('ERROR'), 'status', _obs()),
+        (checks.task_state(None), 'task_state', _obs()),
+        (checks.fault_has('torn down'), 'fault', _obs()),
+        (checks.lost_fault(), 'lost_fault_fields', _obs()),
+        (checks.lost_fault(), 'fault', _obs()),
+        (checks.no_not_found_fault, 'faults_created', _obs()),
+        (checks.no_foreign_uuid, 'server_id', _obs()),
+        (checks.no_foreign_uuid, 'nodes', _obs()),
+        (checks.no_foreign_uuid, 'fault', _obs()),
+        (checks.no_foreign_uuid, 'faults_created', _obs()),
+        (checks.log_has('torn'), 'log', _obs(log=['torn'])),
+        (checks.log_lacks('Node None'), 'log', _obs()),
+        (checks.fault_created('torn'), 'faults_created',
          _obs(faults_created=['torn'])),
-        (table.only_reads, 'writes_after_action', _obs()),
-        (table.never_error, 'error_saves', _obs(fault=None)),
-        (table.never_error, 'faults_created', _obs(fault=None)),
-        (table.no_other_deploy, 'nodes', _obs()),
-        (table.no_other_deploy, 'first_node', _obs()),
-        (table.node_owned_by_other, 'other_instance', _obs(
+        (checks.only_reads, 'writes_after_action', _obs()),
+        (checks.never_error, 'error_saves', _obs(fault=None)),
+        (checks.never_error, 'faults_created', _obs(fault=None)),
+        (checks.no_other_deploy, 'nodes', _obs()),
+        (checks.no_other_deploy, 'first_node', _obs()),
+        (checks.node_owned_by_other, 'other_instance', _obs(
             other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
-        (table.node_owned_by_other, 'nodes', _obs(
+        (checks.node_owned_by_other, 'nodes', _obs(
             other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
-        (table.all_steps_fired, 'definition', _obs()),
-        (table.all_steps_fired, 'hooks_fired', _obs(
+        (checks.all_steps_fired, 'definition', _obs()),
+        (checks.all_steps_fired, 'hooks_fired', _obs(
             definition={'action': None, 'then': []})),
-        (table.teardown_refused, 'hooks_fired',
+        (checks.teardown_refused, 'hooks_fired',
          _obs(hooks_fired=['refuse-teardown@3'])),
-        (table.first_node_leaked, 'server_id',
+        (checks.first_node_leaked, 'server_id',
          _obs(nodes=[_node(instance_id=SERVER)])),
-        (table.on_other_node, 'first_node', _obs(node=OTHER_NODE)),
-        (table.rebuilt_with_new_image, 'rebuild_image',
+        (checks.on_other_node, 'first_node', _obs(node=OTHER_NODE)),
+        (checks.rebuilt_with_new_image, 'rebuild_image',
          _obs(rebuild_image='img', nodes=[_node(image_source='img')])),
-        (table.rescheduled(False), 'build_results', _obs()),
-        (table.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
-        (table.recovery(after_delete='DELETED'), 'recovery',
+        (checks.rescheduled(False), 'build_results', _obs()),
+        (checks.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
+        (checks.recovery(after_delete='DELETED'), 'recovery',
          _obs(recovery={'after_delete': 'DELETED'})),
-        (table.polls_at_most(6), 'polls_after_action', _obs()),
-        (table.polls_at_most(6), 'held_polls_after_action', _obs()),
-        (table.clean, 'usages', _obs()),
-        (table.clean, 'allocations', _obs()),
-        (table.clean, 'nodes', _obs()),
-        (table.clean, 'status', _obs()),
-        (table.clean, 'host', _obs()),
-        (table.clean, 'port_id', _active()),
-        (table.clean, 'port_device_id', _active()),
+        (checks.polls_at_most(6), 'polls_after_action', _obs()),
+        (checks.polls_at_most(6), 'held_polls_after_action', _obs()),
+        (checks.clean, 'usages', _obs()),
+        (checks.clean, 'allocations', _obs()),
+        (checks.clean, 'nodes', _obs()),
+        (checks.clean, 'status', _obs()),
+        (checks.clean, 'host', _obs()),
+        (checks.clean, 'port_id', _active()),
+        (checks.clean, 'port_device_id', _active()),
     ]
 
     def test_every_check_fails_without_its_field(self):
@@ -435,7 +440,7 @@ class MissingDataTest(unittest.TestCase):
         gone.pop(field)
         problem = check(gone)
         self.assertIsNotNone(problem, (name, field))
-        if field in table.NULLABLE or field == 'lost_fault_fields':
+        if field in checks.NULLABLE or field == 'lost_fault_fields':
             return
         self.assertIn('no %s' % field, problem, (name, field))
         # None is no value for most fields either
@@ -444,19 +449,19 @@ class MissingDataTest(unittest.TestCase):
 
     def test_nothing_recorded_is_no_match(self):
         # no image recorded on either side is no rebuild
-        self.assertIn('no rebuild_image', table.rebuilt_with_new_image(_obs()))
+        self.assertIn('no rebuild_image', checks.rebuilt_with_new_image(_obs()))
         # no first node recorded, a node in no place: not "another node"
-        self.assertIsNotNone(table.on_other_node(_obs(node=NODE,
-                                                      first_node=None)))
+        self.assertIsNotNone(checks.on_other_node(_obs(node=NODE,
+                                                       first_node=None)))
         # no node recorded cannot be the other instance's
-        self.assertIsNotNone(table.node_owned_by_other(_obs(nodes=[])))
-        self.assertIsNotNone(table.first_node_leaked(
+        self.assertIsNotNone(checks.node_owned_by_other(_obs(nodes=[])))
+        self.assertIsNotNone(checks.first_node_leaked(
             _obs(nodes=[], server_id=None)))
 
     def test_clean_with_nothing_recorded(self):
-        self.assertIn('no status', table.clean({}))
+        self.assertIn('no status', checks.clean({}))
         self.assertEqual(['no status, server_id, usages, allocations, nodes, '
-                          'definition recorded'], table.leftovers({}))
+                          'definition recorded'], checks.leftovers({}))
 
     def test_judge_without_settled_or_error(self):
         obs = _obs(scenario='undeploy-cleared', log=[
@@ -501,11 +506,11 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(['50 driver polls after the action, at most 6'],
                          table.judge('undeploy-cleared', 'fixed', obs))
         self.assertEqual([], table.unchecked('undeploy-cleared', obs))
-        real = dict(obs, backend=table.REAL)
+        real = dict(obs, backend=checks.REAL)
         self.assertEqual([], table.judge('undeploy-cleared', 'fixed', real))
         self.assertEqual(1, len(table.unchecked('undeploy-cleared', real)))
-        self.assertIn(table.NOOP_VIFS, table.unchecked('undeploy-reschedule',
-                                                       real))
+        self.assertIn(checks.NOOP_VIFS, table.unchecked('undeploy-reschedule',
+                                                        real))
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):
@@ -618,7 +623,7 @@ class EvaluateTest(unittest.TestCase):
                       'teardown-wait)', errors)
 
     def test_real_ironic_note(self):
-        obs = _obs(scenario='undeploy-deleting-port', backend=table.REAL,
+        obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,
                    port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         data = self._data(dict(obs), dict(obs))
