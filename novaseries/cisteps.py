@@ -23,7 +23,9 @@ plugins:
 import json
 import re
 
-from novaseries import ci, mainjob, pikeironic, realironic, runner
+from novaseries import ci, pikeironic, realironic, runner
+from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
+from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.util import LOG, say
@@ -48,12 +50,6 @@ def parse_unittest(text):
     return int(ran[-1]), failed, counts.get("skipped", 0)
 
 
-#: The modes CI runs the real-Ironic tests and the main job in: the one
-#: nova 34.0.0 runs nova-compute in (within CI's time; ``ironic selftest
-#: --mode eventlet`` and ``run --mode both`` run the other one).
-CI_MODES = mainjob.DEFAULT_MODES
-
-
 def real_ironic_step(ctx):
     """Run tests/realironic against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
@@ -63,18 +59,19 @@ def real_ironic_step(ctx):
     any other (the contract and process tests do not run Nova's
     services); one Outcome per mode with unittest's counts."""
     target = targets_mod.get(ctx, "master-all")
+    ci_modes = targets_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = runner.ensure_venv(ctx, target)
     outcomes = []
-    for mode in [m for m in target.modes if m in CI_MODES]:
-        env = mainjob.mode_target(target, mode).mode.env
+    for mode in [m for m in target.modes if m in ci_modes]:
+        env = mainjob_trees.mode_target(target, mode).mode.env
         log_path = ctx.results("realironic") / f"selftest.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
             rc = realironic.selftest(tree, nova_venv=venv, build=ctx.build,
                                      expect="fixed", log=log, root=ctx.root,
                                      nova_env=env, pattern=None if mode in
-                                     mainjob.DEFAULT_MODES else "test_e2e")
+                                     ci_modes else "test_e2e")
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = parse_unittest(text)
         if rc and not failed:
@@ -119,9 +116,9 @@ def main_job_step(ctx):
     scenarios per mode; run the benchmark's code once per mode
     (BENCH_SMOKE) and count its problems."""
     out = ctx.results("run") / "run.json"
-    mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
-                json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
-                modes=tuple(CI_MODES))
+    mainjob_job.run(ctx, scenarios=[sc.name for sc in scenario_table.SCENARIOS],
+                    json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
+                    modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
@@ -147,9 +144,9 @@ def main_job_real_step(ctx):
     (``run --ironic real``) in :data:`CI_MODES`; one Outcome per mode
     with the fixed tree's scenarios right and wrong."""
     # (this run's own JSON: another run may write the shared copy)
-    _, out = mainjob.play_real(
-        ctx, scenarios=list(mainjob.scenario_table.REAL_CI),
-        modes=tuple(CI_MODES))
+    _, out = mainjob_job.play_real(
+        ctx, scenarios=list(scenario_table.REAL_CI),
+        modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:

@@ -178,12 +178,13 @@ class RealIronicStepTest(unittest.TestCase):
             with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.mainjob, "mode_target"), \
+                    mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
+                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                                      return_value=("threading",)), \
                     mock.patch.object(cisteps.realironic, "selftest",
                                       side_effect=selftest) as run, \
                     mock.patch.object(cisteps, "say"):
                 outcomes = cisteps.real_ironic_step(ctx)
-        self.assertEqual(("threading",), cisteps.CI_MODES)
         self.assertEqual(1, run.call_count)
         self.assertIsNone(run.call_args.kwargs["pattern"])  # all of them
         self.assertEqual([(3, 0)], [(o.passed, o.failed) for o in outcomes])

@@ -2,12 +2,12 @@
 evaluate, the verdict table, the ci step's unittest parsing and the
 ``--bench`` spec (no Nova needed: observations are dicts)."""
 
-import argparse
 import ast
 import re
 import unittest
 
-from novaseries import cisteps, mainjob
+from novaseries import cisteps, targets
+from novaseries.mainjob import job, judge, report
 from novaseries.scenarios import checks, scenario_table as table
 from novaseries.util import HarnessError
 from tests import helpers
@@ -15,7 +15,10 @@ from tests import helpers
 SERVER = '11111111-1111-4111-8111-111111111111'
 NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
-RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'nova_scenarios.py'
+SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
+#: The scenario player's modules that play the table's scenarios.
+PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'scenario_test',
+                                              'real_scenario_test', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
@@ -82,15 +85,20 @@ class TableTest(unittest.TestCase):
                 self.assertTrue(all(texts), (sc.name, tree, texts))
 
     def test_runner_takes_its_scenarios_from_the_table(self):
-        tree = ast.parse(RUNNER.read_text())
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
-                 getattr(n.func, 'id', None) == 'Scenario']
-        self.assertEqual([], calls, 'the runner defines scenarios itself')
-        imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and
-                   n.module == 'scenario_table']
-        self.assertEqual(1, len(imports))
-        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'},
-                         {a.name for a in imports[0].names})
+        taken = set()
+        for path in PLAYER:
+            tree = ast.parse(path.read_text())
+            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+                     getattr(n.func, 'id', None) == 'Scenario']
+            self.assertEqual([], calls, f'{path.name} defines scenarios itself')
+            imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and
+                       n.module == 'novaseries.scenarios.scenario_table']
+            taken |= {a.name for a in imports for a in a.names}
+            # every import of the player is a package import
+            self.assertEqual([], [n.module for n in tree.body if isinstance(
+                n, ast.ImportFrom) and n.module in ('scenario_table', 'bench_table',
+                                                    'real_backend')], path.name)
+        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'}, taken)
         # ... and the table needs nothing but its checks, which need
         # nothing but the standard library
         for path, allowed in ((TABLE, {'novaseries.scenarios.checks'}),
@@ -117,12 +125,13 @@ class TableTest(unittest.TestCase):
     def test_observation_keys_are_documented(self):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
-        runner = RUNNER.read_text().split('# -- benchmark', 1)[0]
+        runner = ''.join((SCENARIOS_DIR / f'{m}.py').read_text()
+                         for m in ('scenario_test', 'real_scenario_test'))
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))
-        written |= set(re.findall(r"'(\w+)': ", runner.split('def _poll_stats', 1)[1]
-                                  .split('def _make_case', 1)[0]))
+        written |= set(re.findall(r"'(\w+)': ", (SCENARIOS_DIR / 'watch.py').read_text()
+                                  .split('def poll_stats', 1)[1]))
         self.assertIn('server_id', written)
         read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'",
                               TABLE.read_text() + CHECKS.read_text()))
@@ -514,7 +523,7 @@ class JudgeTest(unittest.TestCase):
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):
-            mainjob.judge('nosuch', 'fixed', {})
+            judge.judge('nosuch', 'fixed', {})
         with self.assertRaises(KeyError):
             table.judge('normal-build', 'elsewhere', {})
 
@@ -529,10 +538,10 @@ class JudgeTest(unittest.TestCase):
                    fault=None, usages={NODE: 0}, hooks_fired=['a', 'b'],
                    log=[lost],
                    definition={'action': 'undeploy', 'then': [[3, 'delete']]})
-        self.assertTrue(mainjob.judge(obs['scenario'], 'fixed', obs))
-        self.assertEqual([], mainjob._bug_reasons(obs))
+        self.assertTrue(judge.judge(obs['scenario'], 'fixed', obs))
+        self.assertEqual([], judge.bug_reasons(obs))
         obs['log'] = []
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'fixed', obs))
+        self.assertEqual([], judge.judge(obs['scenario'], 'fixed', obs))
 
     def test_bug_verdict_of_a_log_action(self):
         # running_deleted_instance_action = log: the released tree leaves
@@ -540,9 +549,9 @@ class JudgeTest(unittest.TestCase):
         obs = _obs(scenario='reap-deleted-log', status='DELETED', log=[],
                    fault=None, hooks_fired=[], definition={'action': None},
                    nodes=[_node(instance_id=SERVER, provision_state='active')])
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer',
-                                           obs))
-        self.assertIn('lacks', mainjob._bug_reasons(obs)[0])
+        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer',
+                                         obs))
+        self.assertIn('lacks', judge.bug_reasons(obs)[0])
 
     def test_bug_verdict_names_the_symptom(self):
         # 34.0.0 tells the owner that the server could not be found: that
@@ -553,8 +562,8 @@ class JudgeTest(unittest.TestCase):
                    faults_created=[lie], port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         del obs['lost_fault'], obs['lost_fault_fields']
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer', obs))
-        reason = mainjob._bug_reasons(obs)[0]
+        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer', obs))
+        reason = judge.bug_reasons(obs)[0]
         self.assertIn('could not be found', reason)
         self.assertNotIn('IronicNodeLost', reason)
 
@@ -573,14 +582,14 @@ class EvaluateTest(unittest.TestCase):
             'deploy: it is no longer associated with the instance (provision_state '
             'available)' % NODE])
         data = self._data(stuck, right)
-        self.assertEqual(0, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(0, judge.evaluate(data, released='nova 34.0.0'))
         self.assertEqual('bug reproduced: status BUILD, expected ERROR', stuck['verdict'])
         self.assertEqual('ok', right['verdict'])
         # the reproducer did something else than its column says
         other = _obs(scenario='undeploy-cleared', status='ACTIVE')
         wrong = _obs(scenario='undeploy-cleared', status='BUILD', fault=None)
         data = self._data(other, wrong)
-        self.assertEqual(1, mainjob.evaluate(data))
+        self.assertEqual(1, judge.evaluate(data))
         self.assertTrue(other['verdict'].startswith('unexpected: status ACTIVE'))
         self.assertTrue(wrong['verdict'].startswith('WRONG: status BUILD'))
 
@@ -592,13 +601,13 @@ class EvaluateTest(unittest.TestCase):
                   nodes=[_node(provision_state='active', instance_id=SERVER,
                                instance_info=True)])
         data = self._data(ok, dict(ok))
-        self.assertEqual(0, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(0, judge.evaluate(data, released='nova 34.0.0'))
         self.assertEqual("as on nova 34.0.0: the fixed tree's checks hold too",
                          data['reproducer']['scenarios'][0]['verdict'])
         # ... but not with its allocation on another node
         elsewhere = dict(ok, allocations={NODE: {}, OTHER_NODE: {}})
         data = self._data(dict(elsewhere), dict(elsewhere))
-        self.assertEqual(1, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(1, judge.evaluate(data, released='nova 34.0.0'))
         self.assertIn('allocation on ' + OTHER_NODE,
                       data['fixed']['scenarios'][0]['verdict'])
 
@@ -611,13 +620,13 @@ class EvaluateTest(unittest.TestCase):
                      definition={'action': 'undeploy',
                                  'then': [[1, 'delete', 'teardown']]})
         data = self._data(never, dict(never))
-        self.assertEqual(1, mainjob.evaluate(data))
+        self.assertEqual(1, judge.evaluate(data))
         for label in ('reproducer', 'fixed'):
             self.assertEqual(
                 "error: the scenario did not happen as defined: only 1 of 2 "
                 "steps happened: ['undeploy@2']",
                 data[label]['scenarios'][0]['verdict'])
-        first, errors = mainjob._mode_summary('threading', data, 1)
+        first, errors = judge.mode_summary('threading', data, 1)
         self.assertEqual('threading mode: fixed tree 0 of 1 scenarios right', first)
         self.assertIn('1 scenario(s) with no verdict (user-delete-during-'
                       'teardown-wait)', errors)
@@ -627,12 +636,12 @@ class EvaluateTest(unittest.TestCase):
                    port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         data = self._data(dict(obs), dict(obs))
-        mainjob.evaluate(data)
-        note = mainjob._unchecked_note(data)
+        judge.evaluate(data)
+        note = report.unchecked_note(data)
         self.assertEqual('not checked against a real Ironic:', note[0])
         self.assertTrue(any('noop network interface' in n for n in note))
         self.assertTrue(any('polls' in n for n in note))
-        self.assertEqual([], mainjob._unchecked_note(self._data(_obs(), _obs())))
+        self.assertEqual([], report.unchecked_note(self._data(_obs(), _obs())))
 
     def test_table_has_leftovers_and_the_whole_fault(self):
         fault = 'Exceeded maximum number of retries. ' + 'x' * 250 + ' END'
@@ -644,14 +653,14 @@ class EvaluateTest(unittest.TestCase):
             'deploy: it is no longer associated with the instance (provision_state '
             'available)' % NODE])
         data = self._data(repro, fixed)
-        mainjob.evaluate(data)
-        rows = mainjob.table(data)
+        judge.evaluate(data)
+        rows = report.table(data)
         self.assertIn('leftovers', rows[0])
         row = next(r for r in rows if r.startswith('undeploy-cleared'))
         self.assertIn(' 1 (below) ', row)
         fixed_row = next(r for r in rows if r.lstrip().startswith('fixed'))
         self.assertRegex(fixed_row, r' none +ok$')
-        text = [r.strip() for r in rows if r.startswith(' ' * mainjob.TEXT_INDENT)]
+        text = [r.strip() for r in rows if r.startswith(' ' * report.TEXT_INDENT)]
         self.assertEqual('left:  node-1 keeps instance/VIFs', text[0])
         text = text[1:]
         self.assertTrue(text[0].startswith('fault: Exceeded'))
@@ -660,11 +669,11 @@ class EvaluateTest(unittest.TestCase):
         self.assertIn('END', joined)
         self.assertEqual(fault.replace(' ', ''), joined.replace(' ', '')[:len(
             fault.replace(' ', ''))])
-        self.assertTrue(all(len(r) <= mainjob.TEXT_INDENT + mainjob.TEXT_WIDTH
+        self.assertTrue(all(len(r) <= report.TEXT_INDENT + report.TEXT_WIDTH
                             for r in rows[2:] if r.startswith(' ' * 10)))
 
     def test_scenario_list(self):
-        text = '\n'.join(mainjob.scenario_list())
+        text = '\n'.join(report.scenario_list())
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
         self.assertIn('real Ironic, driver level (ironic selftest): '
@@ -684,29 +693,6 @@ class ParseTest(unittest.TestCase):
             'Ran 1 test in 1s\n\nFAILED (unexpected successes=1)\n'))
         # no "Ran" line: the run crashed
         self.assertEqual((0, 1, 0), cisteps.parse_unittest('ImportError: no nova\n'))
-
-    def test_bench_spec(self):
-        self.assertEqual('10:5:3', mainjob._bench_spec('10:5:3'))
-        self.assertEqual('scale', mainjob._bench_spec('scale'))
-        # normalised: sorted options, defaults dropped, booleans lower case
-        self.assertEqual(
-            '5:1:1:max_attempts=5,shuffle_best_same_weighed_hosts=true',
-            mainjob._bench_spec('5:1:1:shuffle_best_same_weighed_hosts=True,'
-                                'max_attempts=5,host_subset_size=1'))
-        for bad in ('0:1:0', '3:1:4', '1:2', 'a:b:c', '10:5:3:1', ' 1:1:1',
-                    '10:5:3:max_attempts=0', '10:5:3:max_attempts=x',
-                    '10:5:3:shuffle_best_same_weighed_hosts=1',
-                    '10:5:3:max_attempts=5,max_attempts=4',
-                    '10:5:3:cpu_allocation_ratio=2', 'scales'):
-            with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
-                mainjob._bench_spec(bad)
-        with self.assertRaisesRegex(argparse.ArgumentTypeError,
-                                    'unknown option.*known: host_subset_size'):
-            mainjob._bench_spec('1:0:0:foo=1')
-        self.assertEqual(3, mainjob._runs('3'))
-        for bad in ('0', '-1', 'x'):
-            with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
-                mainjob._runs(bad)
 
 
 if __name__ == '__main__':
@@ -729,14 +715,16 @@ class CheckTreeTest(helpers.ProjectTestCase):
         obs = {'scenario': 'undeploy-deleting',
                'error': 'runner error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
-        with mock.patch.object(mainjob.runner, 'ensure_venv',
+        modes = {'threading': targets.Mode('threading', description='native threads')}
+        with mock.patch.object(job.runner, 'ensure_venv',
                                return_value=(self.tmp / 'venv', None)), \
-                mock.patch.object(mainjob, 'mode_target'), \
-                mock.patch.object(mainjob, 'run_trees', return_value={
+                mock.patch.object(job.targets_mod, 'load_modes', return_value=modes), \
+                mock.patch.object(job.trees_mod, 'mode_target'), \
+                mock.patch.object(job.trees_mod, 'run_trees', return_value={
                     'fixed': {'scenarios': [obs]}}), \
-                mock.patch.object(mainjob, 'put') as put:
-            rc = mainjob.check_tree(self.ctx, tree, 'fake', json_out=out,
-                                    modes=('threading',))
+                mock.patch.object(job, 'put') as put:
+            rc = job.check_tree(self.ctx, tree, 'fake', json_out=out,
+                                modes=('threading',))
         self.assertEqual(1, rc)
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
