@@ -27,7 +27,9 @@ import json
 import re
 import typing
 
-from novaseries import mainjob, runner
+from novaseries import runner
+from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
+from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.ironic import pike, selftest
@@ -69,7 +71,7 @@ def real_ironic_step(ctx):
     venv, _ = runner.ensure_venv(ctx, target)
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
-        env = mainjob.mode_target(target, mode).mode.env
+        env = mainjob_trees.mode_target(target, mode).mode.env
         log_path = ctx.results("realironic") / f"selftest.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
@@ -122,9 +124,9 @@ def main_job_step(ctx):
     scenarios per mode; run the benchmark's code once per mode
     (BENCH_SMOKE) and count its problems."""
     out = ctx.results("run") / "run.json"
-    mainjob.run(ctx, scenarios=[sc.name for sc in mainjob.SCENARIOS],
-                json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
-                modes=targets_mod.default_modes(ctx))
+    mainjob_job.run(ctx, scenarios=[sc.name for sc in scenario_table.SCENARIOS],
+                    json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
+                    modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
@@ -151,8 +153,8 @@ def main_job_real_step(ctx):
     (:func:`~novaseries.targets.default_modes`); one Outcome per mode
     with the fixed tree's scenarios right and wrong."""
     # (this run's own JSON: another run may write the shared copy)
-    _, out = mainjob.play_real(
-        ctx, scenarios=list(mainjob.scenario_table.REAL_CI),
+    _, out = mainjob_job.play_real(
+        ctx, scenarios=list(scenario_table.REAL_CI),
         modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []

@@ -9,11 +9,12 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import benchreport, mainjob, util
+from novaseries import benchreport, util
+from novaseries.mainjob import trees as mainjob_trees
 from novaseries.scenarios import bench_table
 from tests import helpers
 
-RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'nova_scenarios.py'
+RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'bench_test.py'
 REPORT = helpers.REPO / 'novaseries' / 'benchreport.py'
 
 
@@ -131,7 +132,7 @@ class BenchTableTest(unittest.TestCase):
         """Every key the bench runner writes and the report reads is in
         bench_table.RECORD; every field of a torn-down or healthy entry in
         TORN_DOWN_FIELDS / HEALTHY_FIELDS."""
-        bench = RUNNER.read_text().split('# -- benchmark', 1)[1]
+        bench = RUNNER.read_text()
         test = bench.split('def test_bench', 1)[1].split('def _torn_down')[0]
         written = set(re.findall(r"\brec\['(\w+)'\]", test))
         written |= set(re.findall(r"'(\w+)': ", re.findall(
@@ -498,7 +499,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(([], []), benchreport.report(_data([], [])))
 
 
-#: A stand-in for nova_scenarios.py: appends "<tree> <spec> <run>" to
+#: A stand-in for the scenario player: appends "<tree> <spec> <run>" to
 #: ../calls, writes a record unless the spec's N is 13 (then it exits 3).
 FAKE_RUNNER = '''
 import json, os, sys
@@ -520,7 +521,7 @@ with open(out, 'w') as f:
 
 
 class BenchTreesTest(unittest.TestCase):
-    """mainjob.bench_trees: one process per run, one at a time, the
+    """mainjob.trees.bench_trees: one process per run, one at a time, the
     first tree alternating."""
 
     def setUp(self):
@@ -528,18 +529,18 @@ class BenchTreesTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp)
         (tmp / 'venv' / 'bin').mkdir(parents=True)
         (tmp / 'venv' / 'bin' / 'python').symlink_to(sys.executable)
-        runner = tmp / 'runner.py'
-        runner.write_text(FAKE_RUNNER)
+        # (the player's PYTHONPATH: the tree and ctx.root, here tmp)
+        (tmp / 'fake_player.py').write_text(FAKE_RUNNER)
         self.trees = {}
         for label in ('reproducer', 'fixed'):
             (tmp / 'trees' / label).mkdir(parents=True)
             self.trees[label] = tmp / 'trees' / label
         self.calls = tmp / 'trees' / 'calls'
         self.ctx = util.Context(tmp, tmp / 'build', tmp / 'sdists')
-        patcher = mock.patch.object(mainjob, 'INNER', runner)
+        patcher = mock.patch.object(mainjob_trees, 'PLAYER', 'fake_player')
         patcher.start()
         self.addCleanup(patcher.stop)
-        self.mainjob = mainjob
+        self.mainjob = mainjob_trees
         self.venv = tmp / 'venv'
         self.target = mock.Mock(env={}, mode_name='')
 

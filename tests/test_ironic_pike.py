@@ -183,7 +183,7 @@ class RealIronicStepTest(unittest.TestCase):
                                       return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.mainjob, "mode_target"), \
+                    mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
                     mock.patch.object(cisteps.selftest, "run",
                                       side_effect=selftest) as run, \
                     mock.patch.object(cisteps, "say"):

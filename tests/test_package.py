@@ -8,7 +8,7 @@ network for the build backend; the closing check of the issue does
 import tomllib
 import unittest
 
-from novaseries import mainjob
+from novaseries.mainjob import trees
 from tests import helpers
 
 
@@ -26,6 +26,7 @@ class PackageTest(unittest.TestCase):
                             name)
 
     def test_run_finds_its_runner_inside_the_package(self):
-        self.assertTrue(mainjob.INNER.is_file())
-        self.assertEqual(helpers.REPO / "novaseries" / "scenarios", mainjob.INNER.parent)
-        self.assertTrue((mainjob.INNER.parent / "scenario_table.py").is_file())
+        player = helpers.REPO.joinpath(*trees.PLAYER.split(".")).with_suffix(".py")
+        self.assertTrue(player.is_file())
+        self.assertEqual(helpers.REPO / "novaseries" / "scenarios", player.parent)
+        self.assertTrue((player.parent / "scenario_table.py").is_file())

@@ -7,8 +7,8 @@ import threading
 import time
 import unittest
 
-from novaseries import mainjob
-from novaseries.scenarios import real_backend as rb
+from novaseries.mainjob import backends, report
+from novaseries.scenarios import real_backend as rb, request_log
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
 
@@ -49,7 +49,7 @@ class ClassifyTest(unittest.TestCase):
         ]
         for method, path, frames, want in cases:
             with self.subTest(method=method, path=path):
-                self.assertEqual(want, rb.classify(method, path, frames))
+                self.assertEqual(want, request_log.classify(method, path, frames))
 
     def test_every_read_is_a_read(self):
         # only_reads treats these names as reads: each GET the driver
@@ -58,11 +58,11 @@ class ClassifyTest(unittest.TestCase):
                      f'/v1/nodes/{NODE}/validate', '/v1/ports?node=x',
                      '/v1/portgroups?node=x', '/v1'):
             with self.subTest(path):
-                self.assertIn(rb.classify('GET', path)[0], rb.READ_METHODS)
+                self.assertIn(request_log.classify('GET', path)[0], request_log.READ_METHODS)
         for method, path in (('PUT', f'/v1/nodes/{NODE}/states/provision'),
                              ('PATCH', f'/v1/nodes/{NODE}'),
                              ('DELETE', f'/v1/nodes/{NODE}/vifs/x')):
-            self.assertNotIn(rb.classify(method, path)[0], rb.READ_METHODS)
+            self.assertNotIn(request_log.classify(method, path)[0], request_log.READ_METHODS)
 
 
 class DeployInterfaceTest(unittest.TestCase):
@@ -293,13 +293,13 @@ class PlayableTest(unittest.TestCase):
         bad = [s for s in table.SCENARIOS if s.real is not True]
         self.assertTrue(bad)
         with self.assertRaises(HarnessError) as e:
-            mainjob.real_scenarios([bad[0].name])
+            backends.real_scenarios([bad[0].name])
         self.assertIn(bad[0].real, str(e.exception))
 
     def test_ci_subset_is_playable(self):
-        self.assertLessEqual(set(table.REAL_CI), set(mainjob.real_scenarios()))
+        self.assertLessEqual(set(table.REAL_CI), set(backends.real_scenarios()))
         self.assertEqual(list(table.REAL_CI),
-                         mainjob.real_scenarios(table.REAL_CI))
+                         backends.real_scenarios(table.REAL_CI))
 
     def test_table_interval(self):
         obs = {'scenario': 'undeploy-deleting', 'status': 'ERROR',
@@ -307,9 +307,9 @@ class PlayableTest(unittest.TestCase):
                'verdict': 'ok', 'nodes': []}
         data = {'reproducer': {'scenarios': [obs]},
                 'fixed': {'scenarios': [obs]}}
-        self.assertIn('5 (10s)', mainjob.table(data)[2])
-        rows = mainjob.table(data, interval=mainjob.real_backend_interval(),
-                             wall='wall')
+        self.assertIn('5 (10s)', report.table(data)[2])
+        rows = report.table(data, interval=backends.real_backend_interval(),
+                            wall='wall')
         self.assertIn('5 (5s)', rows[2])
         self.assertIn(' wall ', rows[0])
 

@@ -2,22 +2,26 @@
 evaluate, the verdict table, the ci step's unittest parsing and the
 ``--bench`` spec (no Nova needed: observations are dicts)."""
 
-import argparse
 import ast
 import re
 import unittest
 
-from novaseries import cisteps, mainjob
+from novaseries import cisteps, targets
 from novaseries.commands import run as run_command
-from novaseries.scenarios import scenario_table as table
+from novaseries.mainjob import job, judge, report
+from novaseries.scenarios import checks, scenario_table as table
 from novaseries.util import HarnessError
 from tests import helpers
 
 SERVER = '11111111-1111-4111-8111-111111111111'
 NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
-RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'nova_scenarios.py'
+SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
+#: The scenario player's modules that play the table's scenarios.
+PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'scenario_test',
+                                              'real_scenario_test', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
+CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
 
 def _obs(**kw):
@@ -76,28 +80,36 @@ class TableTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertTrue(sc.reproducer, sc.name)
             self.assertTrue(sc.fixed, sc.name)
-            self.assertEqual(table.no_foreign_uuid, sc.fixed[-1], sc.name)
+            self.assertEqual(checks.no_foreign_uuid, sc.fixed[-1], sc.name)
             for tree in table.TREES:
                 texts = sc.expectations(tree)
                 self.assertTrue(all(texts), (sc.name, tree, texts))
 
     def test_runner_takes_its_scenarios_from_the_table(self):
-        tree = ast.parse(RUNNER.read_text())
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
-                 getattr(n.func, 'id', None) == 'Scenario']
-        self.assertEqual([], calls, 'the runner defines scenarios itself')
-        imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and
-                   n.module == 'scenario_table']
-        self.assertEqual(1, len(imports))
-        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'},
-                         {a.name for a in imports[0].names})
-        # ... and the table needs nothing but the standard library
-        for node in ast.walk(ast.parse(TABLE.read_text())):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
-                    else [node.module]
-                for name in names:
-                    self.assertIn(name.split('.')[0], {'re'}, name)
+        taken = set()
+        for path in PLAYER:
+            tree = ast.parse(path.read_text())
+            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+                     getattr(n.func, 'id', None) == 'Scenario']
+            self.assertEqual([], calls, f'{path.name} defines scenarios itself')
+            imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and
+                       n.module == 'novaseries.scenarios.scenario_table']
+            taken |= {a.name for a in imports for a in a.names}
+            # every import of the player is a package import
+            self.assertEqual([], [n.module for n in tree.body if isinstance(
+                n, ast.ImportFrom) and n.module in ('scenario_table', 'bench_table',
+                                                    'real_backend')], path.name)
+        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'}, taken)
+        # ... and the table needs nothing but its checks, which need
+        # nothing but the standard library
+        for path, allowed in ((TABLE, {'novaseries.scenarios.checks'}),
+                              (CHECKS, {'re'})):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                        else [node.module]
+                    for name in names:
+                        self.assertIn(name, allowed, path)
 
     def test_real_ironic_tests_exist(self):
         source = (helpers.REPO / 'novaseries' / 'ironic' / 'driver_tests' /
@@ -115,14 +127,16 @@ class TableTest(unittest.TestCase):
     def test_observation_keys_are_documented(self):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
-        runner = RUNNER.read_text().split('# -- benchmark', 1)[0]
+        runner = ''.join((SCENARIOS_DIR / f'{m}.py').read_text()
+                         for m in ('scenario_test', 'real_scenario_test'))
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))
-        written |= set(re.findall(r"'(\w+)': ", runner.split('def _poll_stats', 1)[1]
-                                  .split('def _make_case', 1)[0]))
+        written |= set(re.findall(r"'(\w+)': ", (SCENARIOS_DIR / 'watch.py').read_text()
+                                  .split('def poll_stats', 1)[1]))
         self.assertIn('server_id', written)
-        read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'", TABLE.read_text()))
+        read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'",
+                              TABLE.read_text() + CHECKS.read_text()))
         self.assertIn('faults_created', read)
         self.assertEqual(set(), (written | read) - set(table.OBSERVATION))
 
@@ -130,7 +144,7 @@ class TableTest(unittest.TestCase):
 class ChecksTest(unittest.TestCase):
 
     def test_generic_fault(self):
-        lost = table.lost_fault()
+        lost = checks.lost_fault()
         self.assertIsNone(lost(_obs()))
         self.assertIn('expected', lost(
             _obs(fault=_obs()['lost_fault'] + ' (deleting)')))
@@ -140,21 +154,21 @@ class ChecksTest(unittest.TestCase):
             _obs(lost_fault_fields=['instance', 'other'])))
         self.assertIn("['node']", lost(
             _obs(lost_fault_fields=['instance', 'node'])))
-        aborted = table.lost_fault(aborted=True)
+        aborted = checks.lost_fault(aborted=True)
         self.assertIsNone(aborted(_obs(fault=(
             'Build of instance %s aborted: ' % SERVER +
             _obs()['lost_fault']))))
         self.assertIsNotNone(aborted(_obs()))
 
     def test_no_foreign_uuid(self):
-        self.assertIsNone(table.no_foreign_uuid(_obs()))
+        self.assertIsNone(checks.no_foreign_uuid(_obs()))
         leak = _obs(fault='Node %s is now associated with instance %s' % (
             NODE, OTHER))
-        self.assertIn(OTHER, table.no_foreign_uuid(leak))
+        self.assertIn(OTHER, checks.no_foreign_uuid(leak))
         # a fault created on the way counts too
-        self.assertIn(OTHER, table.no_foreign_uuid(
+        self.assertIn(OTHER, checks.no_foreign_uuid(
             _obs(faults_created=['instance %s' % OTHER.upper()])))
-        self.assertIsNotNone(table.no_foreign_uuid(
+        self.assertIsNotNone(checks.no_foreign_uuid(
             _obs(other_instance='host-x', fault='on host-x')))
 
     def test_no_foreign_uuid_rejects_other_nodes(self):
@@ -163,16 +177,16 @@ class ChecksTest(unittest.TestCase):
         free = _node(id=OTHER_NODE, name='node-2')
         own = _obs(nodes=[_node(), free],
                    fault='Node %s of instance %s' % (NODE, SERVER))
-        self.assertIsNone(table.no_foreign_uuid(own))
+        self.assertIsNone(checks.no_foreign_uuid(own))
         other = dict(own, fault='Node %s of instance %s' % (OTHER_NODE, SERVER))
-        self.assertIn(OTHER_NODE, table.no_foreign_uuid(other))
+        self.assertIn(OTHER_NODE, checks.no_foreign_uuid(other))
         # a node the server was deployed to (its history left available)
         # is its own, the current one too
         tried = dict(free, history=[['available', None],
                                     ['deploying', 'active']])
-        self.assertIsNone(table.no_foreign_uuid(dict(other, nodes=[
+        self.assertIsNone(checks.no_foreign_uuid(dict(other, nodes=[
             _node(), tried])))
-        self.assertIsNone(table.no_foreign_uuid(dict(other, node=OTHER_NODE)))
+        self.assertIsNone(checks.no_foreign_uuid(dict(other, node=OTHER_NODE)))
 
     def test_fault_checks_name_the_cause(self):
         # any aborted build is not the operator's abort
@@ -187,41 +201,41 @@ class ChecksTest(unittest.TestCase):
         self.assertFalse([p for p in table.judge('abort', 'fixed', right)
                           if 'fault' in p])
         # the fault is about this server, not any
-        failed = table.fault_has(table.DEPLOY_FAILED)
+        failed = checks.fault_has(checks.DEPLOY_FAILED)
         self.assertIsNone(failed(_obs(
             fault='Failed to provision instance %s: Deploy failed' % SERVER)))
         self.assertIn('lacks', failed(_obs(
             fault='Failed to provision instance %s: Deploy failed' % OTHER)))
-        self.assertIn('lacks', table.MISLEADING(_obs(
+        self.assertIn('lacks', checks.MISLEADING(_obs(
             fault='Build of instance %s aborted: Image could not be found.'
             % SERVER)))
-        self.assertIsNone(table.MISLEADING(_obs(
+        self.assertIsNone(checks.MISLEADING(_obs(
             fault='Build of instance %s aborted: Instance %s could not be '
             'found.' % (SERVER, SERVER))))
-        created = table.fault_created(table.FAILED_ABORTED)
+        created = checks.fault_created(checks.FAILED_ABORTED)
         self.assertIn('no fault', created(_obs(faults_created=[
             'Build of instance %s aborted: ConflictException' % SERVER])))
         # a text naming a field the observation lacks is a problem
-        self.assertIn('no server_id', table.fault_has('{server_id}')(
+        self.assertIn('no server_id', checks.fault_has('{server_id}')(
             {'fault': 'x'}))
 
     def test_no_not_found_fault(self):
         lie = 'Build of instance %s aborted: Instance %s could not be found.' % (
             SERVER, SERVER)
-        self.assertIn('could not be found', table.no_not_found_fault(
+        self.assertIn('could not be found', checks.no_not_found_fault(
             _obs(fault=lie)))
-        self.assertIsNotNone(table.no_not_found_fault(
+        self.assertIsNotNone(checks.no_not_found_fault(
             _obs(fault=None, faults_created=[lie])))
-        self.assertIsNone(table.no_not_found_fault(_obs()))
+        self.assertIsNone(checks.no_not_found_fault(_obs()))
 
     def test_log_checks_are_details(self):
-        has = table.log_has('Ironic node {first_node} was deleted')
+        has = checks.log_has('Ironic node {first_node} was deleted')
         self.assertIn('lacks', has(_obs()))
         self.assertIsNone(has(_obs(log=[
             'WARNING [nova.virt.ironic.driver] Ironic node %s was deleted '
             'during the deploy.' % NODE])))
         self.assertTrue(has.detail)
-        self.assertIsNotNone(table.log_lacks('Node None')(
+        self.assertIsNotNone(checks.log_lacks('Node None')(
             _obs(log=['ERROR [x] Node None could not be found.'])))
 
     def test_claim_kept(self):
@@ -231,22 +245,22 @@ class ChecksTest(unittest.TestCase):
                      instance_info=True)
         kept = _obs(status='ERROR', host='ironic-host', node=NODE,
                     usages={NODE: 1}, allocations={NODE: {}}, nodes=[node])
-        self.assertIsNone(table.claim_kept(kept))
-        self.assertIn('not kept', table.claim_kept(
+        self.assertIsNone(checks.claim_kept(kept))
+        self.assertIn('not kept', checks.claim_kept(
             dict(kept, host=None, usages={NODE: 0}, allocations={})))
         # no claim on a node that Ironic has freed (or is freeing)
         for freed in (_node(), _node(provision_state='deleting',
                                      instance_id=SERVER)):
-            self.assertIn('which Ironic has freed', table.claim_kept(
+            self.assertIn('which Ironic has freed', checks.claim_kept(
                 dict(kept, nodes=[freed])))
-        self.assertIn('left behind: node-2 cleaning', table.claim_kept(
+        self.assertIn('left behind: node-2 cleaning', checks.claim_kept(
             dict(kept, nodes=[node, _node(id=OTHER_NODE, name='node-2',
                                           provision_state='cleaning')])))
 
     def test_log_reports_is_an_outcome(self):
         # where a log line is what Nova was asked for (reap-deleted-log),
         # its absence is the bug, not a detail
-        reports = table.log_reports('marked as DELETED')
+        reports = checks.log_reports('marked as DELETED')
         self.assertIn('lacks', reports(_obs()))
         self.assertIsNone(reports(_obs(log=[
             'WARNING [nova.compute.manager] Detected instance with name '
@@ -256,101 +270,101 @@ class ChecksTest(unittest.TestCase):
     def test_a_step_that_never_came(self):
         obs = _obs(hooks_fired=['undeploy@2'], definition={
             'action': 'undeploy', 'then': [[5, 'delete']]})
-        self.assertIn('1 of 2', table.all_steps_fired(obs))
+        self.assertIn('1 of 2', checks.all_steps_fired(obs))
 
     def test_leftovers(self):
-        self.assertEqual([], table.leftovers(_obs()))
-        self.assertIsNone(table.clean(_obs()))
+        self.assertEqual([], checks.leftovers(_obs()))
+        self.assertIsNone(checks.clean(_obs()))
         node = _node(provision_state='wait call-back', instance_id=OTHER,
                      instance_info=True)
         # another instance's node is not ours to clean
-        self.assertEqual([], table.leftovers(_obs(nodes=[node])))
+        self.assertEqual([], checks.leftovers(_obs(nodes=[node])))
         mine = dict(node, instance_id=SERVER, vifs=['vif'])
         self.assertEqual(['node-1 wait call-back',
                           'node-1 keeps instance/instance_info/VIFs'],
-                         table.leftovers(_obs(nodes=[mine])))
+                         checks.leftovers(_obs(nodes=[mine])))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
                           'expected 0'],
-                         table.leftovers(_obs(usages={NODE: 1},
-                                              allocations={NODE: {}})))
+                         checks.leftovers(_obs(usages={NODE: 1},
+                                               allocations={NODE: {}})))
         self.assertEqual(['port still bound to the deleted server'],
-                         table.leftovers(_obs(status='DELETED', port_id=PORT,
-                                              port_device_id=SERVER, definition={
+                         checks.leftovers(_obs(status='DELETED', port_id=PORT,
+                                               port_device_id=SERVER, definition={
                                                   'port': True})))
-        self.assertIn('left behind: node-1', table.clean(_obs(nodes=[mine])))
+        self.assertIn('left behind: node-1', checks.clean(_obs(nodes=[mine])))
 
     def test_leftovers_of_an_active_server(self):
         # on its own node only, as Ironic shows it
-        self.assertEqual([], table.leftovers(_active()))
+        self.assertEqual([], checks.leftovers(_active()))
         self.assertEqual(['allocation on node-2, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-2, '
-                          'expected 0'], table.leftovers(_active(
+                          'expected 0'], checks.leftovers(_active(
                               allocations={NODE: {}, OTHER_NODE: {}},
                               usages={NODE: 1, OTHER_NODE: 1})))
         self.assertEqual(['no allocation on its node node-1',
                           'placement usage 0 on node-1, expected 1'],
-                         table.leftovers(_active(allocations={},
-                                                 usages={NODE: 0})))
+                         checks.leftovers(_active(allocations={},
+                                                  usages={NODE: 0})))
         nodes = _active()['nodes']
         # its node torn down (Ironic freed it) under an ACTIVE server
         freed = [_node(), nodes[1]]
         self.assertIn('its node node-1 is available for None',
-                      table.leftovers(_active(nodes=freed)))
+                      checks.leftovers(_active(nodes=freed)))
         self.assertIn('allocation on node-1, which Ironic has freed or is '
-                      'freeing', table.leftovers(_active(nodes=freed)))
+                      'freeing', checks.leftovers(_active(nodes=freed)))
         # the port: bound to the server, its VIF on the server's node only
         self.assertEqual(["its node node-1 lacks the port's VIF",
-                          'node-2 keeps VIFs'], table.leftovers(_active(
+                          'node-2 keeps VIFs'], checks.leftovers(_active(
                               nodes=[dict(nodes[0], vifs=[]),
                                      dict(nodes[1], vifs=[PORT])])))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         table.leftovers(_active(port_device_id=None)))
+                         checks.leftovers(_active(port_device_id=None)))
         taken = dict(nodes[1], instance_id=OTHER, provision_state='active',
                      vifs=[PORT])
         self.assertEqual(["node-2 (another instance's) keeps the server's "
-                          'VIF'], table.leftovers(_active(nodes=[nodes[0],
-                                                                 taken])))
+                          'VIF'], checks.leftovers(_active(nodes=[nodes[0],
+                                                                  taken])))
         # host and node
         self.assertEqual(['host None and node %s disagree' % NODE],
-                         table.leftovers(_active(host=None)))
+                         checks.leftovers(_active(host=None)))
 
     def test_leftovers_of_an_error_server(self):
         # host, node and allocation agree with what Ironic shows
         self.assertEqual(['host ironic-host and node None disagree'],
-                         table.leftovers(_obs(host='ironic-host')))
+                         checks.leftovers(_obs(host='ironic-host')))
         gone = {'id': NODE, 'deleted': True}
         self.assertEqual(['on node %s, which Ironic does not have' % NODE],
-                         table.leftovers(_obs(host='ironic-host', node=NODE,
-                                              nodes=[gone])))
+                         checks.leftovers(_obs(host='ironic-host', node=NODE,
+                                               nodes=[gone])))
         # a failed rebuild keeps host and node, without an allocation
-        self.assertEqual([], table.leftovers(_obs(host='ironic-host',
-                                                  node=NODE)))
+        self.assertEqual([], checks.leftovers(_obs(host='ironic-host',
+                                                   node=NODE)))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
-                          'expected 0'], table.leftovers(_obs(
+                          'expected 0'], checks.leftovers(_obs(
                               host='ironic-host', node=NODE,
                               allocations={NODE: {}}, usages={NODE: 1})))
 
     def test_leftovers_against_a_real_ironic(self):
         # the noop network interface attaches no VIF: not checked there
         bare = [dict(_active()['nodes'][0], vifs=[]), _active()['nodes'][1]]
-        self.assertEqual([], table.leftovers(_active(nodes=bare,
-                                                     backend=table.REAL)))
+        self.assertEqual([], checks.leftovers(_active(nodes=bare,
+                                                      backend=checks.REAL)))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         table.leftovers(_active(nodes=bare, backend=table.REAL,
-                                                 port_device_id=None)))
+                         checks.leftovers(_active(nodes=bare, backend=checks.REAL,
+                                                  port_device_id=None)))
 
     def test_only_reads_and_never_error(self):
-        self.assertIn('update_node', table.only_reads(
+        self.assertIn('update_node', checks.only_reads(
             _obs(writes_after_action=['update_node'])))
-        self.assertIn('ERROR', table.never_error(_obs(error_saves=1)))
-        self.assertIsNone(table.never_error(_obs(fault=None)))
+        self.assertIn('ERROR', checks.never_error(_obs(error_saves=1)))
+        self.assertIsNone(checks.never_error(_obs(fault=None)))
         # the fault shown counts, not only those created
-        self.assertIn('faults', table.never_error(_obs()))
+        self.assertIn('faults', checks.never_error(_obs()))
 
     def test_polls_at_most(self):
-        check = table.polls_at_most(6)
+        check = checks.polls_at_most(6)
         self.assertIsNone(check(_obs(polls_after_action=6)))
         self.assertIn('7 driver polls after the action, at most 6',
                       check(_obs(polls_after_action=7)))
@@ -367,7 +381,7 @@ class ChecksTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn('at most %d driver polls after the action'
                           % sc.max_polls, sc.expectations('fixed'))
-        self.assertEqual(table.DEFAULT_MAX_POLLS,
+        self.assertEqual(checks.DEFAULT_MAX_POLLS,
                          table.Scenario('x', 'x').max_polls)
 
 
@@ -376,53 +390,53 @@ class MissingDataTest(unittest.TestCase):
 
     #: check -> a field it reads, and an observation on which it passes
     CASES = [
-        (table.status('ERROR'), 'status', _obs()),
-        (table.status_in('ERROR'), 'status', _obs()),
-        (table.task_state(None), 'task_state', _obs()),
-        (table.fault_has('torn down'), 'fault', _obs()),
-        (table.lost_fault(), 'lost_fault_fields', _obs()),
-        (table.lost_fault(), 'fault', _obs()),
-        (table.no_not_found_fault, 'faults_created', _obs()),
-        (table.no_foreign_uuid, 'server_id', _obs()),
-        (table.no_foreign_uuid, 'nodes', _obs()),
-        (table.no_foreign_uuid, 'fault', _obs()),
-        (table.no_foreign_uuid, 'faults_created', _obs()),
-        (table.log_has('torn'), 'log', _obs(log=['torn'])),
-        (table.log_lacks('Node None'), 'log', _obs()),
-        (table.fault_created('torn'), 'faults_created',
+        (checks.status('ERROR'), 'status', _obs()),
+        (checks.status_in('ERROR'), 'status', _obs()),
+        (checks.task_state(None), 'task_state', _obs()),
+        (checks.fault_has('torn down'), 'fault', _obs()),
+        (checks.lost_fault(), 'lost_fault_fields', _obs()),
+        (checks.lost_fault(), 'fault', _obs()),
+        (checks.no_not_found_fault, 'faults_created', _obs()),
+        (checks.no_foreign_uuid, 'server_id', _obs()),
+        (checks.no_foreign_uuid, 'nodes', _obs()),
+        (checks.no_foreign_uuid, 'fault', _obs()),
+        (checks.no_foreign_uuid, 'faults_created', _obs()),
+        (checks.log_has('torn'), 'log', _obs(log=['torn'])),
+        (checks.log_lacks('Node None'), 'log', _obs()),
+        (checks.fault_created('torn'), 'faults_created',
          _obs(faults_created=['torn'])),
-        (table.only_reads, 'writes_after_action', _obs()),
-        (table.never_error, 'error_saves', _obs(fault=None)),
-        (table.never_error, 'faults_created', _obs(fault=None)),
-        (table.no_other_deploy, 'nodes', _obs()),
-        (table.no_other_deploy, 'first_node', _obs()),
-        (table.node_owned_by_other, 'other_instance', _obs(
+        (checks.only_reads, 'writes_after_action', _obs()),
+        (checks.never_error, 'error_saves', _obs(fault=None)),
+        (checks.never_error, 'faults_created', _obs(fault=None)),
+        (checks.no_other_deploy, 'nodes', _obs()),
+        (checks.no_other_deploy, 'first_node', _obs()),
+        (checks.node_owned_by_other, 'other_instance', _obs(
             other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
-        (table.node_owned_by_other, 'nodes', _obs(
+        (checks.node_owned_by_other, 'nodes', _obs(
             other_instance=OTHER, nodes=[_node(instance_id=OTHER)])),
-        (table.all_steps_fired, 'definition', _obs()),
-        (table.all_steps_fired, 'hooks_fired', _obs(
+        (checks.all_steps_fired, 'definition', _obs()),
+        (checks.all_steps_fired, 'hooks_fired', _obs(
             definition={'action': None, 'then': []})),
-        (table.teardown_refused, 'hooks_fired',
+        (checks.teardown_refused, 'hooks_fired',
          _obs(hooks_fired=['refuse-teardown@3'])),
-        (table.first_node_leaked, 'server_id',
+        (checks.first_node_leaked, 'server_id',
          _obs(nodes=[_node(instance_id=SERVER)])),
-        (table.on_other_node, 'first_node', _obs(node=OTHER_NODE)),
-        (table.rebuilt_with_new_image, 'rebuild_image',
+        (checks.on_other_node, 'first_node', _obs(node=OTHER_NODE)),
+        (checks.rebuilt_with_new_image, 'rebuild_image',
          _obs(rebuild_image='img', nodes=[_node(image_source='img')])),
-        (table.rescheduled(False), 'build_results', _obs()),
-        (table.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
-        (table.recovery(after_delete='DELETED'), 'recovery',
+        (checks.rescheduled(False), 'build_results', _obs()),
+        (checks.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
+        (checks.recovery(after_delete='DELETED'), 'recovery',
          _obs(recovery={'after_delete': 'DELETED'})),
-        (table.polls_at_most(6), 'polls_after_action', _obs()),
-        (table.polls_at_most(6), 'held_polls_after_action', _obs()),
-        (table.clean, 'usages', _obs()),
-        (table.clean, 'allocations', _obs()),
-        (table.clean, 'nodes', _obs()),
-        (table.clean, 'status', _obs()),
-        (table.clean, 'host', _obs()),
-        (table.clean, 'port_id', _active()),
-        (table.clean, 'port_device_id', _active()),
+        (checks.polls_at_most(6), 'polls_after_action', _obs()),
+        (checks.polls_at_most(6), 'held_polls_after_action', _obs()),
+        (checks.clean, 'usages', _obs()),
+        (checks.clean, 'allocations', _obs()),
+        (checks.clean, 'nodes', _obs()),
+        (checks.clean, 'status', _obs()),
+        (checks.clean, 'host', _obs()),
+        (checks.clean, 'port_id', _active()),
+        (checks.clean, 'port_device_id', _active()),
     ]
 
     def test_every_check_fails_without_its_field(self):
@@ -437,7 +451,7 @@ class MissingDataTest(unittest.TestCase):
         gone.pop(field)
         problem = check(gone)
         self.assertIsNotNone(problem, (name, field))
-        if field in table.NULLABLE or field == 'lost_fault_fields':
+        if field in checks.NULLABLE or field == 'lost_fault_fields':
             return
         self.assertIn('no %s' % field, problem, (name, field))
         # None is no value for most fields either
@@ -446,19 +460,19 @@ class MissingDataTest(unittest.TestCase):
 
     def test_nothing_recorded_is_no_match(self):
         # no image recorded on either side is no rebuild
-        self.assertIn('no rebuild_image', table.rebuilt_with_new_image(_obs()))
+        self.assertIn('no rebuild_image', checks.rebuilt_with_new_image(_obs()))
         # no first node recorded, a node in no place: not "another node"
-        self.assertIsNotNone(table.on_other_node(_obs(node=NODE,
-                                                      first_node=None)))
+        self.assertIsNotNone(checks.on_other_node(_obs(node=NODE,
+                                                       first_node=None)))
         # no node recorded cannot be the other instance's
-        self.assertIsNotNone(table.node_owned_by_other(_obs(nodes=[])))
-        self.assertIsNotNone(table.first_node_leaked(
+        self.assertIsNotNone(checks.node_owned_by_other(_obs(nodes=[])))
+        self.assertIsNotNone(checks.first_node_leaked(
             _obs(nodes=[], server_id=None)))
 
     def test_clean_with_nothing_recorded(self):
-        self.assertIn('no status', table.clean({}))
+        self.assertIn('no status', checks.clean({}))
         self.assertEqual(['no status, server_id, usages, allocations, nodes, '
-                          'definition recorded'], table.leftovers({}))
+                          'definition recorded'], checks.leftovers({}))
 
     def test_judge_without_settled_or_error(self):
         obs = _obs(scenario='undeploy-cleared', log=[
@@ -503,15 +517,15 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(['50 driver polls after the action, at most 6'],
                          table.judge('undeploy-cleared', 'fixed', obs))
         self.assertEqual([], table.unchecked('undeploy-cleared', obs))
-        real = dict(obs, backend=table.REAL)
+        real = dict(obs, backend=checks.REAL)
         self.assertEqual([], table.judge('undeploy-cleared', 'fixed', real))
         self.assertEqual(1, len(table.unchecked('undeploy-cleared', real)))
-        self.assertIn(table.NOOP_VIFS, table.unchecked('undeploy-reschedule',
-                                                       real))
+        self.assertIn(checks.NOOP_VIFS, table.unchecked('undeploy-reschedule',
+                                                        real))
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):
-            mainjob.judge('nosuch', 'fixed', {})
+            judge.judge('nosuch', 'fixed', {})
         with self.assertRaises(KeyError):
             table.judge('normal-build', 'elsewhere', {})
 
@@ -526,10 +540,10 @@ class JudgeTest(unittest.TestCase):
                    fault=None, usages={NODE: 0}, hooks_fired=['a', 'b'],
                    log=[lost],
                    definition={'action': 'undeploy', 'then': [[3, 'delete']]})
-        self.assertTrue(mainjob.judge(obs['scenario'], 'fixed', obs))
-        self.assertEqual([], mainjob._bug_reasons(obs))
+        self.assertTrue(judge.judge(obs['scenario'], 'fixed', obs))
+        self.assertEqual([], judge.bug_reasons(obs))
         obs['log'] = []
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'fixed', obs))
+        self.assertEqual([], judge.judge(obs['scenario'], 'fixed', obs))
 
     def test_bug_verdict_of_a_log_action(self):
         # running_deleted_instance_action = log: the released tree leaves
@@ -537,9 +551,9 @@ class JudgeTest(unittest.TestCase):
         obs = _obs(scenario='reap-deleted-log', status='DELETED', log=[],
                    fault=None, hooks_fired=[], definition={'action': None},
                    nodes=[_node(instance_id=SERVER, provision_state='active')])
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer',
-                                           obs))
-        self.assertIn('lacks', mainjob._bug_reasons(obs)[0])
+        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer',
+                                         obs))
+        self.assertIn('lacks', judge.bug_reasons(obs)[0])
 
     def test_bug_verdict_names_the_symptom(self):
         # 34.0.0 tells the owner that the server could not be found: that
@@ -550,8 +564,8 @@ class JudgeTest(unittest.TestCase):
                    faults_created=[lie], port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         del obs['lost_fault'], obs['lost_fault_fields']
-        self.assertEqual([], mainjob.judge(obs['scenario'], 'reproducer', obs))
-        reason = mainjob._bug_reasons(obs)[0]
+        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer', obs))
+        reason = judge.bug_reasons(obs)[0]
         self.assertIn('could not be found', reason)
         self.assertNotIn('IronicNodeLost', reason)
 
@@ -570,14 +584,14 @@ class EvaluateTest(unittest.TestCase):
             'deploy: it is no longer associated with the instance (provision_state '
             'available)' % NODE])
         data = self._data(stuck, right)
-        self.assertEqual(0, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(0, judge.evaluate(data, released='nova 34.0.0'))
         self.assertEqual('bug reproduced: status BUILD, expected ERROR', stuck['verdict'])
         self.assertEqual('ok', right['verdict'])
         # the reproducer did something else than its column says
         other = _obs(scenario='undeploy-cleared', status='ACTIVE')
         wrong = _obs(scenario='undeploy-cleared', status='BUILD', fault=None)
         data = self._data(other, wrong)
-        self.assertEqual(1, mainjob.evaluate(data))
+        self.assertEqual(1, judge.evaluate(data))
         self.assertTrue(other['verdict'].startswith('unexpected: status ACTIVE'))
         self.assertTrue(wrong['verdict'].startswith('WRONG: status BUILD'))
 
@@ -589,13 +603,13 @@ class EvaluateTest(unittest.TestCase):
                   nodes=[_node(provision_state='active', instance_id=SERVER,
                                instance_info=True)])
         data = self._data(ok, dict(ok))
-        self.assertEqual(0, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(0, judge.evaluate(data, released='nova 34.0.0'))
         self.assertEqual("as on nova 34.0.0: the fixed tree's checks hold too",
                          data['reproducer']['scenarios'][0]['verdict'])
         # ... but not with its allocation on another node
         elsewhere = dict(ok, allocations={NODE: {}, OTHER_NODE: {}})
         data = self._data(dict(elsewhere), dict(elsewhere))
-        self.assertEqual(1, mainjob.evaluate(data, released='nova 34.0.0'))
+        self.assertEqual(1, judge.evaluate(data, released='nova 34.0.0'))
         self.assertIn('allocation on ' + OTHER_NODE,
                       data['fixed']['scenarios'][0]['verdict'])
 
@@ -608,28 +622,28 @@ class EvaluateTest(unittest.TestCase):
                      definition={'action': 'undeploy',
                                  'then': [[1, 'delete', 'teardown']]})
         data = self._data(never, dict(never))
-        self.assertEqual(1, mainjob.evaluate(data))
+        self.assertEqual(1, judge.evaluate(data))
         for label in ('reproducer', 'fixed'):
             self.assertEqual(
                 "error: the scenario did not happen as defined: only 1 of 2 "
                 "steps happened: ['undeploy@2']",
                 data[label]['scenarios'][0]['verdict'])
-        first, errors = mainjob._mode_summary('threading', data, 1)
+        first, errors = judge.mode_summary('threading', data, 1)
         self.assertEqual('threading mode: fixed tree 0 of 1 scenarios right', first)
         self.assertIn('1 scenario(s) with no verdict (user-delete-during-'
                       'teardown-wait)', errors)
 
     def test_real_ironic_note(self):
-        obs = _obs(scenario='undeploy-deleting-port', backend=table.REAL,
+        obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,
                    port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         data = self._data(dict(obs), dict(obs))
-        mainjob.evaluate(data)
-        note = mainjob._unchecked_note(data)
+        judge.evaluate(data)
+        note = report.unchecked_note(data)
         self.assertEqual('not checked against a real Ironic:', note[0])
         self.assertTrue(any('noop network interface' in n for n in note))
         self.assertTrue(any('polls' in n for n in note))
-        self.assertEqual([], mainjob._unchecked_note(self._data(_obs(), _obs())))
+        self.assertEqual([], report.unchecked_note(self._data(_obs(), _obs())))
 
     def test_table_has_leftovers_and_the_whole_fault(self):
         fault = 'Exceeded maximum number of retries. ' + 'x' * 250 + ' END'
@@ -641,14 +655,14 @@ class EvaluateTest(unittest.TestCase):
             'deploy: it is no longer associated with the instance (provision_state '
             'available)' % NODE])
         data = self._data(repro, fixed)
-        mainjob.evaluate(data)
-        rows = mainjob.table(data)
+        judge.evaluate(data)
+        rows = report.table(data)
         self.assertIn('leftovers', rows[0])
         row = next(r for r in rows if r.startswith('undeploy-cleared'))
         self.assertIn(' 1 (below) ', row)
         fixed_row = next(r for r in rows if r.lstrip().startswith('fixed'))
         self.assertRegex(fixed_row, r' none +ok$')
-        text = [r.strip() for r in rows if r.startswith(' ' * mainjob.TEXT_INDENT)]
+        text = [r.strip() for r in rows if r.startswith(' ' * report.TEXT_INDENT)]
         self.assertEqual('left:  node-1 keeps instance/VIFs', text[0])
         text = text[1:]
         self.assertTrue(text[0].startswith('fault: Exceeded'))
@@ -657,11 +671,11 @@ class EvaluateTest(unittest.TestCase):
         self.assertIn('END', joined)
         self.assertEqual(fault.replace(' ', ''), joined.replace(' ', '')[:len(
             fault.replace(' ', ''))])
-        self.assertTrue(all(len(r) <= mainjob.TEXT_INDENT + mainjob.TEXT_WIDTH
+        self.assertTrue(all(len(r) <= report.TEXT_INDENT + report.TEXT_WIDTH
                             for r in rows[2:] if r.startswith(' ' * 10)))
 
     def test_scenario_list(self):
-        text = '\n'.join(mainjob.scenario_list())
+        text = '\n'.join(report.scenario_list())
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
         self.assertIn('real Ironic, driver level (ironic selftest): '
@@ -726,14 +740,16 @@ class CheckTreeTest(helpers.ProjectTestCase):
         obs = {'scenario': 'undeploy-deleting',
                'error': 'runner error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
-        with mock.patch.object(mainjob.runner, 'ensure_venv',
+        modes = {'threading': targets.Mode('threading', description='native threads')}
+        with mock.patch.object(job.runner, 'ensure_venv',
                                return_value=(self.tmp / 'venv', None)), \
-                mock.patch.object(mainjob, 'mode_target'), \
-                mock.patch.object(mainjob, 'run_trees', return_value={
+                mock.patch.object(job.targets_mod, 'load_modes', return_value=modes), \
+                mock.patch.object(job.trees_mod, 'mode_target'), \
+                mock.patch.object(job.trees_mod, 'run_trees', return_value={
                     'fixed': {'scenarios': [obs]}}), \
-                mock.patch.object(mainjob, 'put') as put:
-            rc = mainjob.check_tree(self.ctx, tree, 'fake', json_out=out,
-                                    modes=('threading',))
+                mock.patch.object(job, 'put') as put:
+            rc = job.check_tree(self.ctx, tree, 'fake', json_out=out,
+                                modes=('threading',))
         self.assertEqual(1, rc)
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')

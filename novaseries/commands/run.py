@@ -10,8 +10,9 @@ default mode (:func:`novaseries.targets.default_modes`).
 
 import argparse
 
-from novaseries import mainjob, targets as targets_mod
+from novaseries import targets as targets_mod
 from novaseries.commands import common
+from novaseries.mainjob import job, report
 from novaseries.scenarios import bench_table, scenario_table
 from novaseries.util import HarnessError
 
@@ -19,7 +20,7 @@ HELP = ("the main job: every scenario on the reproducer and the fixed tree, verd
         "table + JSON")
 
 EPILOG = "scenarios (novaseries/scenarios/scenario_table.py):\n" + "\n".join(
-    f"  {sc.name:30} {sc.title}" for sc in mainjob.SCENARIOS)
+    f"  {sc.name:30} {sc.title}" for sc in scenario_table.SCENARIOS)
 
 
 def bench_spec(spec):
@@ -73,7 +74,7 @@ def add_arguments(parser, ctx):
                         f"{', '.join(bench_table.OPTIONS)}; or a suite: "
                         f"{', '.join(bench_table.SUITES)} (doc/main-job.rst)")
     parser.add_argument("--bench-runs", type=runs, default=None, metavar="R",
-                        help=f"runs of each benchmark spec (default {mainjob.BENCH_RUNS}; "
+                        help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
                         "the report gives medians)")
     parser.add_argument("--json", help="where to write the JSON (default: "
                         "build/results/run/run.json; with --ironic real run-real.json)")
@@ -99,7 +100,7 @@ def run(ctx, args):
         if given:
             raise HarnessError(f"--list lists the scenarios; it does not take "
                                f"{', '.join(given)}")
-        for line in mainjob.scenario_list():
+        for line in report.scenario_list():
             print(line, flush=True)  # the result: whatever the log level
         return 0
     if args.tree:
@@ -110,13 +111,13 @@ def run(ctx, args):
         if ignored:
             raise HarnessError(f"--tree judges one tree with the fake Ironic; "
                                f"it does not take {' or '.join(ignored)}")
-        return mainjob.check_tree(ctx, args.tree, args.target, args.scenario,
-                                  args.json, chosen_modes(ctx, args.mode))
+        return job.check_tree(ctx, args.tree, args.target, args.scenario,
+                              args.json, chosen_modes(ctx, args.mode))
     if args.bench_runs is not None and not args.bench:
         raise HarnessError("--bench-runs needs --bench")
     if args.bench and args.ironic == "real":
         raise HarnessError("--bench runs on the fake Ironic; it does not "
                            "take --ironic real")
-    return mainjob.run(ctx, args.target, args.scenario, args.bench, args.json,
-                       args.ironic, args.bench_runs or mainjob.BENCH_RUNS,
-                       chosen_modes(ctx, args.mode))
+    return job.run(ctx, args.target, args.scenario, args.bench, args.json,
+                   args.ironic, args.bench_runs or job.BENCH_RUNS,
+                   chosen_modes(ctx, args.mode))

@@ -1,8 +1,8 @@
 """The benchmark's specs, suites, record keys and statistics.
 
-Standard library only: the in-venv runner (``nova_scenarios.py``) imports
-this module from its folder, the harness (``novaseries.mainjob``) as
-``novaseries.scenarios.bench_table``.
+Standard library only: the scenario player in Nova's venv
+(``novaseries.scenarios.play``) and the harness (``novaseries.mainjob``)
+import it as ``novaseries.scenarios.bench_table``.
 
 A spec is ``N:S:K[:option=value,...]``: N servers created at once on one
 nova-compute that manages N + S Ironic nodes; the operator undeploys K of

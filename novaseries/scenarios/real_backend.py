@@ -1,8 +1,8 @@
 """A real Ironic behind the main job's scenarios (``run --ironic real``).
 
-The scenario runner (``nova_scenarios.py``, in Nova's venv) binds
-``ScenarioTest.ironic`` to a :class:`RealIronicBackend` instead of the fake
-Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
+The scenario player (``real_scenario_test.RealScenarioTest``, in Nova's
+venv) binds ``ScenarioTest.ironic`` to a :class:`RealIronicBackend`
+instead of the fake Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
 the compute manager and the real ``IronicDriver``) then talks to a real
 Ironic 39.0.0 on 127.0.0.1 (started by the harness,
 ``novaseries.ironic.service``) through its own openstacksdk connection, built
@@ -17,9 +17,10 @@ what the real service shows:
   its status, Ironic's faultstring, the driver and compute manager frames
   that sent it and the node it is about (:meth:`requests`); ``call_log``
   gives them as the fixture's ``Call(method, node)`` (openstacksdk proxy
-  names, :func:`classify`).  The operator's requests (this module's REST
-  client) and the observer's (:class:`_Watcher`) are recorded with their
-  ``actor`` and ``why``.
+  names, ``request_log.classify``).  The operator's requests (this
+  module's REST client) and the observer's (``request_log.Watcher``) are
+  recorded with their ``actor`` and ``why`` (the recording:
+  ``request_log.py``).
 * **polls** -- the driver's reads of a node by instance
   (``GET /v1/nodes?instance_uuid=X``) inside ``_wait_for_active`` (one call
   per poll of a deploy) are ``deploy`` polls; those made while
@@ -29,7 +30,7 @@ what the real service shows:
   driver sees it, so the driver's next read sees their effect.
 * **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
   the option takes); the harness starts Ironic with ``[fake]`` delays
-  (``mainjob.REAL_FAKE_DELAYS``) that keep ``deploying`` and ``deleting``
+  (``mainjob.backends.REAL_FAKE_DELAYS``) that keep ``deploying`` and ``deleting``
   several polls long (see doc/real-ironic.rst).  A
   deploy step of the fake at its poll N (the fake's deploy is ``deploying``
   for ``deploying_reads`` polls, then ``wait call-back``) runs here at the
@@ -49,23 +50,12 @@ Standard library only, besides what the runner's Nova venv has.
 """
 
 import collections
-import json
-import sys
 import threading
 import time
-import traceback
 import types
-import urllib.parse
 
 from novaseries.ironic import rest
-
-#: One driver call, as the fixture logs it: openstacksdk proxy method name,
-#: node id (None when the request names none).
-Call = collections.namedtuple('Call', 'method node')
-
-#: Proxy methods that change nothing (the fixture's READ_METHODS).
-READ_METHODS = frozenset(['nodes', 'get_node', 'validate_node', 'ports',
-                          'port_groups', 'volume_targets', 'discovery'])
+from novaseries.scenarios import request_log
 
 #: Provision states the conductor leaves by itself (with the node locked
 #: or about to be): a node in one of them has not settled.
@@ -74,66 +64,9 @@ TRANSITIONAL = frozenset(['deploying', 'deleting', 'cleaning', 'clean wait',
 
 #: ``[ironic] api_retry_interval`` of a real run (s): the option's smallest
 #: non-zero value (an IntOpt).
-POLL_INTERVAL = 1
-#: Seconds the observer waits between two reads of every node.
-WATCH_INTERVAL = 0.25
+API_RETRY_INTERVAL = 1
 #: Seconds settle() and the sweep wait for a node to settle.
-SETTLE_TIMEOUT = 60.0
-
-_UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
-
-
-def classify(method, path, frames=()):
-    """The openstacksdk proxy name of a baremetal request, and its node.
-
-    :param method: HTTP method.
-    :param path: the request's path with its query (``/v1/nodes?...``).
-    :param frames: qualified names of the ironic driver's frames on the
-        stack, outermost first (to tell ``update_node`` from
-        ``patch_node``: both send PATCH).
-    :returns: ``(name, node id or None)``; ``name`` is ``request`` for a
-        request this table does not know.
-    """
-    parts = urllib.parse.urlsplit(path).path.rstrip('/').split('/')
-    parts = [p for p in parts if p]
-    if parts[:1] == ['v1']:
-        parts = parts[1:]
-    if not parts:
-        return 'discovery', None
-    kind = parts[0]
-    node = parts[1] if kind == 'nodes' and len(parts) > 1 and \
-        parts[1] != 'detail' else None
-    rest = parts[2:] if node else []
-    if kind == 'nodes' and node is None:
-        return ('nodes' if method == 'GET' else 'create_node'), None
-    if kind == 'nodes':
-        if not rest:
-            if method == 'GET':
-                return 'get_node', node
-            if method == 'PATCH':
-                return ('update_node' if any(
-                    '_remove_instance_info_from_node' in f for f in frames)
-                    else 'patch_node'), node
-            if method == 'DELETE':
-                return 'delete_node', node
-        elif rest == ['validate']:
-            return 'validate_node', node
-        elif rest == ['states', 'provision']:
-            return 'set_node_provision_state', node
-        elif rest == ['states', 'power']:
-            return 'set_node_power_state', node
-        elif rest[:1] == ['vifs']:
-            return {'POST': 'attach_vif_to_node', 'DELETE':
-                    'detach_vif_from_node'}.get(method, 'list_node_vifs'), node
-        elif rest == ['maintenance']:
-            return ('set_node_maintenance' if method == 'PUT' else
-                    'unset_node_maintenance'), node
-        return 'request', node
-    names = {'ports': 'ports', 'portgroups': 'port_groups',
-             'volume': 'volume_targets'}
-    if method == 'GET' and kind in names:
-        return names[kind], None
-    return 'request', None
+NODE_SETTLE_TIMEOUT = 60.0
 
 
 def deploy_interfaces(scenario, n):
@@ -154,7 +87,7 @@ def deploy_interfaces(scenario, n):
     return ['direct' if waits else 'fake'] * n
 
 
-class RealIronicBackend:
+class RealIronicBackend(request_log.RequestRecorder):
     """The fixture's test-facing members, backed by a real Ironic.
 
     :param info: the harness's ``--ironic-info``: ``url``, ``image_url``,
@@ -324,7 +257,7 @@ class RealIronicBackend:
                 self._history_t0[node] = time.monotonic()
         finally:
             self._why.text = None
-        self._watcher = _Watcher(self)
+        self._watcher = request_log.Watcher(self)
         self._watcher.start()
         return list(self.node_ids)
 
@@ -422,7 +355,7 @@ class RealIronicBackend:
                 raise AssertionError(failure(n))
             time.sleep(interval)
 
-    def _wait_settled(self, node, timeout=SETTLE_TIMEOUT):
+    def _wait_settled(self, node, timeout=NODE_SETTLE_TIMEOUT):
         return self._wait_node(
             node, lambda n: (not n['reservation'] and
                              n['provision_state'] not in TRANSITIONAL),
@@ -484,7 +417,7 @@ class RealIronicBackend:
         """Wait until the node (every node) is unlocked and in no state
         the conductor leaves by itself (TRANSITIONAL).
 
-        :raises AssertionError: a node not settled in SETTLE_TIMEOUT s.
+        :raises AssertionError: a node not settled in NODE_SETTLE_TIMEOUT s.
         """
         for n in [node] if node else self.node_ids:
             self._wait_settled(n)
@@ -603,189 +536,6 @@ class RealIronicBackend:
         self._operator('abort', 'PUT', '/nodes/%s/states/provision' % node,
                        {'target': 'abort'}, microversion='1.110')
 
-    # -- records
-
-    def requests(self):
-        """Every request recorded so far (dicts, in the order of their
-        answers): ``actor`` (``nova``, ``operator`` or ``observer``),
-        ``t`` (s since the backend was made), ``dur_ms``, ``method``,
-        ``path``, ``status``, ``faultstring``, ``microversion``, ``name``
-        and ``node`` (:func:`classify`); Nova's also ``driver_call`` (the
-        driver's frames, outermost first), ``manager_call``, ``thread``
-        and ``loop`` (``deploy``/``teardown`` for a poll); the operator's
-        ``why``."""
-        with self._lock:
-            return [dict(r) for r in self._records]
-
-    def _add(self, rec):
-        rec = dict(rec)
-        t0, t1 = rec.pop('t0', None), rec.pop('t1', None)
-        if t0 is not None:
-            rec['t'] = round(t0 - self._start, 3)
-            rec['dur_ms'] = round((t1 - t0) * 1000, 1)
-        if 'name' not in rec:
-            rec['name'], rec['node'] = classify(rec['method'], rec['path'])
-        with self._lock:
-            self._records.append(rec)
-
-    def _operator_record(self, rec):
-        self._add(dict(rec, actor='operator',
-                       why=getattr(self._why, 'text', None)))
-
-    def _record_session(self, rsession):
-        """Record every request of a requests.Session (Nova's baremetal
-        connection), in the sending thread."""
-        if getattr(rsession, '_real_ironic_recorded', False):
-            return
-        send = rsession.send
-        backend = self
-
-        def recording_send(request, **kwargs):
-            t0 = time.monotonic()
-            try:
-                resp = send(request, **kwargs)
-            except Exception as e:
-                backend._record_safely(request, None, type(e).__name__, t0,
-                                       str(e))
-                raise
-            hooks = backend._record_safely(request, resp, resp.status_code,
-                                           t0)
-            backend._run_hooks(hooks)
-            return resp
-
-        rsession.send = recording_send
-        rsession._real_ironic_recorded = True
-
-    def _record_safely(self, request, resp, status, t0, error=None):
-        """:meth:`_nova_request`; a failure of the recorder is kept in
-        :attr:`errors`, never raised into Nova's request."""
-        try:
-            return self._nova_request(request, resp, status, t0, error)
-        except Exception:
-            self._failed('recording %s %s' % (
-                request.method, request.path_url))
-            return []
-
-    def _run_hooks(self, hooks):
-        """Run the steps a poll fired, in the polling thread; one that
-        raises is kept in :attr:`errors` (and ``on_error`` called), not
-        raised into Nova's request, and the next ones still run."""
-        for fn, node in hooks:
-            try:
-                fn(node)
-            except Exception:
-                self._failed('a step after a poll of node %s' % node)
-
-    def _failed(self, what):
-        with self._lock:
-            self.errors.append('%s:\n%s' % (what, traceback.format_exc()))
-        if self.on_error is not None:
-            self.on_error()
-
-    def _nova_request(self, request, resp, status, t0, error=None):
-        """Record one request of Nova's connection; count it as a poll.
-
-        :returns: the steps it fires, ``[(action, node)]`` (run by the
-            caller once the lock is released).
-        """
-        t1 = time.monotonic()
-        frames, manager = _driver_frames()
-        name, node = classify(request.method, request.path_url, frames)
-        body = None
-        if resp is not None:
-            try:
-                body = resp.json() if resp.content else None
-            except ValueError:
-                body = None
-        rec = {'actor': 'nova', 'method': request.method,
-               'path': request.path_url, 'status': status,
-               'microversion': request.headers.get(
-                   'X-OpenStack-Ironic-API-Version'),
-               'faultstring': rest.faultstring(body)
-               if isinstance(status, int) and status >= 400 else None,
-               'driver_call': ' > '.join(frames) or None,
-               'manager_call': manager, 'thread': threading.current_thread().name,
-               't0': t0, 't1': t1, 'name': name, 'node': node, 'loop': None,
-               'error': error}
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(
-            request.path_url).query)
-        instance = (query.get('instance_uuid') or [None])[0]
-        hooks = []
-        with self._lock:
-            if isinstance(body, dict) and name == 'nodes':
-                for n in body.get('nodes', []):
-                    if 'uuid' in n and 'provision_state' in n:
-                        self._observe(n['uuid'], n, t0)
-            elif isinstance(body, dict) and name == 'get_node' and \
-                    'provision_state' in body:
-                self._observe(node, body, t0)
-            if instance and name == 'nodes':
-                found = [n.get('uuid') for n in (body or {}).get('nodes', [])]
-                if len(found) == 1:
-                    self._instance_node[instance] = found[0]
-                node = rec['node'] = self._instance_node.get(instance)
-                hooks = self._count_poll(rec, instance, node,
-                                         (body or {}).get('nodes') or [])
-            if name == 'set_node_provision_state' and node and \
-                    _target(request) in ('active', 'rebuild'):
-                # a new deploy (or rebuild) of the node starts its polls
-                self._polls[(node, 'deploy')] = 0
-                self._waiting[node] = 0
-            self.call_log.append(Call(name, node))
-            self._add(rec)      # (in order with call_log)
-            self._cond.notify_all()
-        return hooks
-
-    def _count_poll(self, rec, instance, node, nodes):
-        """Count a read by instance as a poll; return the hooks it fires
-        as ``[(action, node)]`` (called with the lock held)."""
-        if node is None:
-            return []
-        if getattr(self._loop, 'deploy', None) == instance:
-            loop = 'deploy'
-        elif self._teardowns[instance]:
-            loop = 'teardown'
-        else:
-            return []
-        rec['loop'] = loop
-        self._polls[(node, loop)] += 1
-        if loop == 'deploy':
-            state = nodes[0].get('provision_state') if nodes else None
-            if self._waiting[node] or state not in (
-                    'deploying', None, 'available'):
-                self._waiting[node] += 1
-            # the fake's poll number of this poll: its first
-            # deploying_reads polls see deploying, the next ones what
-            # follows (wait call-back, ...)
-            count = (self.deploying_reads + self._waiting[node]
-                     if self._waiting[node] else
-                     min(self._polls[(node, loop)], self.deploying_reads))
-        else:
-            count = self._polls[(node, loop)]
-        fired = []
-        for hook in list(self._hooks):
-            want, hook_node, hook_loop, fn = hook
-            if hook_loop != loop or hook_node not in (None, node):
-                continue
-            if count >= want:
-                self._hooks.remove(hook)
-                fired.append((fn, node))
-        return fired
-
-    def _observe(self, node, n, t0):
-        """A read of the node, sent at ``t0``: its state for the history."""
-        with self._lock:
-            self._append_history(
-                node, (n.get('provision_state'),
-                       n.get('target_provision_state')), t0)
-
-    def _append_history(self, node, entry, t0):
-        if node not in self._history or t0 < self._history_t0.get(node, 0):
-            return      # not this scenario's, or older than what was seen
-        self._history_t0[node] = t0
-        if self._history[node][-1] != entry:
-            self._history[node].append(entry)
-
 
 def glance_id(image_source):
     """The Glance image id behind an ``image_source`` the backend sent
@@ -793,78 +543,3 @@ def glance_id(image_source):
     if image_source and '?glance=' in image_source:
         return image_source.split('?glance=', 1)[1]
     return image_source
-
-
-def _target(request):
-    """The ``target`` of a provision state request's body, or None."""
-    try:
-        return json.loads(request.body or b'{}').get('target')
-    except (TypeError, ValueError, AttributeError):
-        return None
-
-
-def _driver_frames():
-    """(ironic driver frames on this thread's stack, outermost first, as
-    qualified names; the innermost compute manager frame or None)."""
-    driver, manager = [], None
-    frame = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        name = getattr(code, 'co_qualname', code.co_name)
-        fname = code.co_filename.replace('\\', '/')
-        if fname.endswith('nova/virt/ironic/driver.py'):
-            driver.append(name.replace('IronicDriver.', ''))
-        elif manager is None and fname.endswith('nova/compute/manager.py'):
-            manager = name.replace('ComputeManager.', '')
-        frame = frame.f_back
-    return list(reversed(driver)), manager
-
-
-class _Watcher:
-    """Reads every node of the scenario every WATCH_INTERVAL seconds, for
-    their history (the states Nova's reads do not see)."""
-
-    def __init__(self, backend):
-        self.backend = backend
-        #: Reads that failed (the history may miss what they would have
-        #: seen).
-        self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='real-ironic-watcher')
-
-    def start(self):
-        self._thread.start()
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self):
-        b = self.backend
-        fields = 'uuid,provision_state,target_provision_state'
-        while not self._stop.wait(WATCH_INTERVAL):
-            t0 = time.monotonic()
-            try:
-                status, body = b._observer.request(
-                    'GET', '/nodes?fields=%s' % fields)
-            except Exception as e:     # (a read may fail; the next may not)
-                self.errors.append('%s: %s' % (type(e).__name__, e))
-                continue
-            if status != 200 or not isinstance(body, dict):
-                continue
-            seen = set()
-            for n in body.get('nodes', []):
-                seen.add(n['uuid'])
-                b._observe(n['uuid'], n, t0)
-            with b._lock:
-                for node in b.node_ids:
-                    if node not in seen:
-                        b._append_history(node, ('<deleted>', None), t0)
-
-
-def dump(records, path):
-    """Write records as JSON lines."""
-    with open(path, 'w') as f:
-        for rec in records:
-            f.write(json.dumps(rec, sort_keys=True, default=str) + '\n')

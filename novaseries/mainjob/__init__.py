@@ -1,0 +1,31 @@
+"""The main job (``run``): the bug and the fix side by side on real Nova.
+
+Prepares two trees of the master target from its series:
+
+* ``reproducer``: the series up to and including the reproducer commit
+  (the first patch that adds a test under
+  ``nova/tests/functional/regressions/``): Nova as released, plus the test
+  fixtures the series adds;
+* ``fixed``: what a packager ships: target ``master-all``, the whole
+  series with the separate rebuild change (``patches/rebuild/master``,
+  bug KKKKKKK) stacked on it;
+
+then plays every scenario of ``scenarios/scenario_table.py`` in each tree
+(the scenario player, ``python -m novaseries.scenarios.play``), in
+Nova's functional-test environment (real API, conductor, scheduler,
+placement, compute with the real ``ironic.IronicDriver``) against the fake
+Ironic (``nova.tests.fixtures.IronicFixture``), judges each observation
+against what the tree is expected to do (the checks of each scenario in
+``scenarios/scenario_table.py``), prints a table and writes everything as
+JSON.
+
+Exit status: 0 when the fixed tree gets every scenario right, 1 otherwise.
+The reproducer tree is expected to show the bug; its verdicts are reported,
+not enforced.
+
+Which module does what: ``trees`` prepares the trees and runs the player
+(and the benchmark) in them; ``judge`` judges the observations;
+``report`` prints the table and writes the JSON; ``backends`` is what a
+fake and a real Ironic run differ in; ``job`` is the job itself
+(``job.run``, ``job.play_real``, ``job.check_tree``).
+"""

@@ -1,0 +1,191 @@
+"""The main job: :func:`run` (and :func:`play_real`, its ``--ironic real``
+form that also gives the run's JSON), one loop over Nova's concurrency
+modes with the backend (fake or real Ironic, ``backends.py``) as a
+parameter; :func:`check_tree`, one tree of the user's judged as a fixed
+tree.
+"""
+
+import contextlib
+import pathlib
+import time
+
+from novaseries import benchreport, runner, targets as targets_mod
+from novaseries.mainjob import backends, judge, report
+from novaseries.mainjob import trees as trees_mod
+from novaseries.mainjob.report import put
+from novaseries.scenarios import bench_table
+from novaseries.util import LOG, HarnessError, say
+
+#: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
+BENCH_RUNS = 3
+
+
+def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
+        ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+    """The main job, in each of ``modes`` (names of ``[modes]`` in
+    targets.toml, ``targets.load_modes``; default ``targets.default_modes``),
+    one after the other.  Returns the exit status (0: fixed tree all right
+    in every mode and, with ``bench``, the benchmark without problems).
+
+    :param ironic: ``fake`` (the series' fake Ironic) or ``real`` (see
+        :func:`play_real`; no ``bench`` there).
+
+    The JSON: ``modes`` (in order), ``by_mode`` (``{mode: {reproducer,
+    fixed, bench_problems}}``, every observation and benchmark record
+    with its ``mode``) and ``bench_problems`` (all modes', each behind
+    its mode's name)."""
+    return play(ctx, target_name, scenarios, bench, json_out, ironic,
+                bench_runs, modes)[0]
+
+
+def play_real(ctx, target_name='master', scenarios=(), modes=None,
+              json_out=None):
+    """``run --ironic real``: the scenarios through Nova's whole stack
+    (API, conductor, scheduler, placement, compute with the real
+    ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per
+    tree, on the reproducer and the fixed tree, in each of ``modes``.
+
+    Each tree's runner binds the scenarios to its Ironic
+    (``scenarios/real_backend.py``): fresh nodes per scenario, enrolled
+    through the API and swept after it; every request Nova and the
+    operator sent is kept in ``build/results/run/real/<runid>/<tree>.<mode>/
+    <scenario>.requests.jsonl``, with the Ironics' logs.  Verdicts, table
+    and JSON as the fake run's (``run.json`` there, copied to
+    ``build/results/run/run-real.json``).  The Ironics stop when the run
+    ends, fails or is interrupted.
+
+    :param json_out: where to copy the run's JSON (default
+        ``build/results/run/run-real.json``, the latest run's).
+    :returns: ``(exit status, this run's run.json)``; the status is 0 when
+        the fixed tree is right in every mode.
+    :raises HarnessError: a scenario that is not playable, a runner that
+        failed without its JSON, an Ironic that did not start.
+    """
+    return play(ctx, target_name, scenarios, json_out=json_out,
+                ironic='real', modes=modes)
+
+
+def play(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
+         ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+    """:func:`run` with the backend ``ironic`` (``backends.BACKENDS``):
+    prepare both trees and the target's venv, start the backend, then in
+    each mode play the scenarios (and the benchmark) in both trees, judge,
+    print the table; write the JSON.
+
+    :returns: ``(exit status, the path of this run's JSON)``.
+    """
+    backend_type = backends.BACKENDS[ironic]
+    names = backend_type.scenarios(scenarios, bench)
+    modes = tuple(modes or targets_mod.default_modes(ctx))
+    known = targets_mod.load_modes(ctx)
+    target = targets_mod.get(ctx, target_name)
+    start = time.monotonic()
+    trees = trees_mod.prepare_trees(ctx, target)
+    venv, _ = runner.ensure_venv(ctx, target)
+    result = {'modes': list(modes), 'by_mode': {}, 'bench_problems': []}
+    wrong_total, summary = 0, []
+    with contextlib.ExitStack() as stack:
+        backend = backend_type(ctx, trees, stack)
+        result.update(backend.facts())
+        for mode in modes:
+            moded = trees_mod.mode_target(target, mode)
+            if names:
+                say(backend.running(mode, len(names), len(trees)))
+                data = trees_mod.run_trees(
+                    ctx, moded, venv, trees, names, outdir=backend.outdir,
+                    extra_args=backend.player_args(moded, trees))
+            else:
+                data = {label: {'scenarios': []} for label in trees}
+            if bench:
+                runs = len(bench_table.expand(bench)) * bench_runs
+                say(f"{mode} mode: running {runs} benchmark runs in each of "
+                    f"{len(trees)} trees (one at a time)...")
+                for label, recs in trees_mod.bench_trees(
+                        ctx, moded, venv, trees, bench, bench_runs).items():
+                    data[label]['bench'] = recs
+            wrong = judge.evaluate(data, released=f"nova {target.version}")
+            wrong_total += wrong
+            put('')
+            put(backend.heading(mode, known[mode].description))
+            if data['fixed']['scenarios']:
+                put('')
+                for row in report.table(data, interval=backend.interval,
+                                        wall=backend.wall):
+                    put(row)
+            for line in report.unchecked_note(data):
+                put(line)
+            if backend.bench:
+                problems = _bench_report(mode, data)
+                data['bench_problems'] = problems
+                result['bench_problems'] += [f"{mode} mode: {p}"
+                                             for p in problems]
+            result['by_mode'][mode] = data
+            if data['fixed']['scenarios']:
+                summary += judge.mode_summary(mode, data, wrong)
+        if bench and len(modes) > 1:
+            lines = benchreport.compare_modes(result)
+            if lines:
+                put('')
+                for line in lines:
+                    put(line)
+    out = backend.save(result, json_out)
+    put('; '.join(summary + [f"{time.monotonic() - start:.0f} s"]))
+    return (1 if wrong_total or result['bench_problems'] else 0), out
+
+
+def _bench_report(mode, data):
+    """Print the benchmark's section of a mode (if it ran); return its
+    problems."""
+    lines, problems = benchreport.report(data)
+    if lines:
+        put('')
+        for line in lines:
+            put(line)
+        for problem in problems:
+            LOG.error("benchmark (%s mode): %s", mode, problem)
+        put(f"benchmark ({mode} mode): {len(problems) or 'no'} problem(s)")
+    return problems
+
+
+def check_tree(ctx, tree, target_name='master', scenarios=(),
+               json_out=None, modes=None):
+    """Run the scenarios in one Nova tree of the user's and judge it as a
+    fixed tree (e.g. a distribution's patched Nova), in each of ``modes``
+    (default ``targets.default_modes``).
+
+    The tree must contain the series' test fixtures (both fake Ironic
+    commits: ``nova/tests/fixtures/ironic.py`` with its teardown controls
+    and ``nova/tests/functional/ironic/base.py``). Returns the exit status.
+    """
+    modes = tuple(modes or targets_mod.default_modes(ctx))
+    tree = pathlib.Path(tree).resolve()
+    fixture = tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py'
+    if not (fixture.exists() and 'def after_polls' in fixture.read_text() and
+            (tree / 'nova' / 'tests' / 'functional' / 'ironic' /
+             'base.py').exists()):
+        raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "
+                           "controls: apply at least the series' first "
+                           "three commits")
+    known = targets_mod.load_modes(ctx)
+    target = targets_mod.get(ctx, target_name)
+    venv, _ = runner.ensure_venv(ctx, target)
+    result = {'modes': list(modes), 'by_mode': {}}
+    wrong, total = 0, 0
+    for mode in modes:
+        data = trees_mod.run_trees(ctx, trees_mod.mode_target(target, mode),
+                                   venv, {'fixed': tree}, scenarios)
+        put(f"\n=== {mode} mode: {known[mode].description}")
+        for obs in data['fixed']['scenarios']:
+            problems = judge.judge(obs['scenario'], 'fixed', obs)
+            obs['problems'] = problems
+            wrong += bool(problems)
+            total += 1
+            put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
+                f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+        result['by_mode'][mode] = data
+    out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
+        'tree.json'
+    report.write_json(out, result)
+    put(f"\nJSON: {out}\n{tree}: {total - wrong} of {total} scenarios right "
+        f"({', '.join(modes)} mode)")
+    return 1 if wrong else 0

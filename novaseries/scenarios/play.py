@@ -1,0 +1,119 @@
+"""The scenario player: the scenario matrix, run inside a prepared Nova tree.
+
+It runs in the target's virtualenv, not in the harness: ``novaseries run``
+starts it as ``python -m novaseries.scenarios.play`` with the target's
+virtualenv Python, the working directory a Nova tree that has the series
+applied (up to the reproducer commit, or whole) and ``PYTHONPATH`` that
+tree and the harness's checkout (for ``novaseries.scenarios``). It uses
+the tree's functional-test framework
+(``nova.tests.functional.ironic.base.IronicTestBase``: real API, conductor,
+scheduler, placement and compute services, the real ``IronicDriver`` and the
+``IronicFixture`` fake Ironic that the series adds), runs each scenario once
+and writes what it observed as JSON (the keys: ``scenario_table.OBSERVATION``).
+It records; it does not judge: the scenarios and the expected outcomes are
+defined in ``scenario_table.py``.
+
+Which module does what: ``scenario_test`` plays a scenario against the fake
+Ironic, ``real_scenario_test`` against a real Ironic (``real_backend``,
+``request_log``), ``bench_test`` is the benchmark, ``watch`` watches the
+builds; this module reads the command line and writes the JSON.
+
+Usage (what ``novaseries run`` does for each tree)::
+
+    cd <tree>; PYTHONPATH=<tree>:<checkout> <venv>/bin/python \\
+        -m novaseries.scenarios.play --out results.json [--scenario NAME ...]
+    cd <tree>; PYTHONPATH=<tree>:<checkout> <venv>/bin/python \\
+        -m novaseries.scenarios.play --out results.json \\
+        --bench N:S:K[:option=value,...] RUN [--deadline S]
+
+``--bench`` makes one run (number RUN, its seed) of one benchmark spec
+(``bench_table.parse``); the harness starts a process for each run. A run
+prints a progress line every ``bench_test.PROGRESS_EVERY`` seconds on
+stderr; one that has not ended after ``--deadline`` seconds writes its
+threads' stacks, who holds Nova's test database locks and the end of
+Nova's log there, a record with an ``error``, and exits 3 (see
+``bench_test.Watchdog``); SIGUSR1 dumps the stacks (faulthandler) at any
+time.
+"""
+
+import argparse
+import faulthandler
+import json
+import os
+import signal
+import sys
+
+# The test package applies Nova's monkey patching; it must come first.
+import nova.tests.functional  # noqa: F401  isort:skip
+
+from novaseries.scenarios import bench_table, bench_test  # noqa: E402
+from novaseries.scenarios.real_scenario_test import RealScenarioTest  # noqa: E402
+from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
+from novaseries.scenarios.scenario_test import run_scenario, ScenarioTest  # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--out', required=True)
+    parser.add_argument('--scenario', action='append', default=[])
+    parser.add_argument('--bench', nargs=2, metavar=('N:S:K[:opt=val,...]',
+                                                     'RUN'))
+    parser.add_argument('--list', action='store_true')
+    parser.add_argument('--ironic', choices=('fake', 'real'), default='fake')
+    parser.add_argument('--ironic-info', metavar='JSON',
+                        help='--ironic real: the real Ironic (a JSON file: '
+                        'url, image_url, missing_image_url, image_sha256)')
+    parser.add_argument('--requests-dir', metavar='DIR',
+                        help='--ironic real: where each scenario\'s '
+                        'requests go (<scenario>.requests.jsonl)')
+    parser.add_argument('--deadline', type=float, default=0, metavar='S',
+                        help='a benchmark run that has not ended after S '
+                        'seconds (if S > 0) dumps its threads and locks to '
+                        'stderr, writes a record with an error and exits 3')
+    args = parser.parse_args(argv)
+    if args.list:
+        json.dump([s.describe() for s in SCENARIOS], sys.stdout, indent=1)
+        return 0
+    names = args.scenario or ([] if args.bench else list(BY_NAME))
+    if not args.bench:
+        # (a benchmark run's watchdog registers its own)
+        faulthandler.register(signal.SIGUSR1, file=os.fdopen(
+            os.dup(2), 'w', buffering=1), all_threads=True)
+    out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
+    base, attrs = ScenarioTest, {}
+    if args.ironic == 'real':
+        if not args.ironic_info or args.bench:
+            parser.error('--ironic real needs --ironic-info and runs '
+                         'scenarios only')
+        with open(args.ironic_info) as f:
+            attrs = {'INFO': json.load(f),
+                     'REQUESTS_DIR': args.requests_dir}
+        base = RealScenarioTest
+        out['ironic'] = 'real'
+    for i, name in enumerate(names, 1):
+        rec = run_scenario(BY_NAME[name], base, **attrs)
+        out['scenarios'].append(rec)
+        print('  [%d/%d] %-32s %s%s (%.1fs)' % (
+            i, len(names), name, rec.get('status'),
+            ' ERROR IN RUNNER' if rec.get('error') else '',
+            rec.get('test_seconds', 0)), file=sys.stdout, flush=True)
+    if args.bench:
+        # One run of one spec per process. In one process for all, the
+        # 15th run (after two 100-build runs) failed in Nova's database
+        # fixture ("'_TestTransactionFactory' object has no attribute
+        # '_url_cfg'"), and every run after it.
+        spec, run = args.bench
+        parsed = bench_table.parse(spec)
+        watchdog = bench_test.Watchdog(args.out, {
+            'spec': parsed.text, 'run': int(run), 'n': parsed.n,
+            's': parsed.s, 'k': parsed.k}, args.deadline)
+        rec = bench_test.run_bench(parsed, int(run), watchdog)
+        out['bench'].append(rec)
+    with open(args.out, 'w') as f:
+        json.dump(out, f, indent=1, sort_keys=True, default=str)
+    return 0
+
+
+if __name__ == '__main__':
+    os.environ.setdefault('OS_DEBUG', '0')
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Playing a scenario against a real Ironic (``run --ironic real``):
+:class:`RealScenarioTest`, the fake Ironic's :class:`ScenarioTest` with
+Nova's baremetal connection bound to a real Ironic 39.0.0 on 127.0.0.1
+through ``real_backend.RealIronicBackend``, each scenario's requests kept
+(``request_log``).
+"""
+
+import collections
+import os
+import time
+
+# The test package applies Nova's monkey patching; it must come first.
+import nova.tests.functional  # noqa: F401  isort:skip
+from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
+from nova.virt.ironic import driver as ironic_driver  # noqa: E402
+from nova.virt.ironic import patcher as ironic_patcher  # noqa: E402
+import fixtures  # noqa: E402
+import openstack.proxy  # noqa: E402
+
+from novaseries.scenarios import real_backend, request_log  # noqa: E402
+from novaseries.scenarios.scenario_test import ScenarioTest  # noqa: E402
+
+#: How long a scenario against a real Ironic may take to settle, and a
+#: step to come, in seconds: a real tear-down and reschedule take seconds,
+#: not reads (the fake's: ``scenario_test.FAKE_SETTLE_TIMEOUT``).
+REAL_SETTLE_TIMEOUT = 90.0
+
+_REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
+
+
+class RealScenarioTest(ScenarioTest):
+    """ScenarioTest with a real Ironic instead of the fake
+    (``--ironic real``; ``real_backend`` says what changes).
+
+    ``INFO`` is the harness's ``--ironic-info``; ``REQUESTS_DIR`` where
+    each scenario's requests go (``<scenario>.requests.jsonl``).
+    """
+
+    INFO = None
+    REQUESTS_DIR = None
+    SETTLE_TIMEOUT = REAL_SETTLE_TIMEOUT
+
+    def _start_ironic(self):
+        sc = self.SCENARIO
+        self.flags(compute_driver='ironic.IronicDriver')
+        self.flags(auth_type='none', endpoint_override=self.INFO['url'],
+                   api_retry_interval=real_backend.API_RETRY_INTERVAL,
+                   group='ironic')
+        # Nova's baremetal connection reaches the real Ironic; placement
+        # and Neutron stay the functional tests' own fakes (placement's
+        # proxy needs OpenStackSDKFixture's mock of get_endpoint).
+        mocked = openstack.proxy.Proxy.get_endpoint
+
+        def get_endpoint(proxy, *args, **kwargs):
+            if getattr(proxy, 'service_type', None) == 'baremetal':
+                return _REAL_GET_ENDPOINT(proxy, *args, **kwargs)
+            return mocked(*args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'openstack.proxy.Proxy.get_endpoint', get_endpoint))
+        self.ironic = real_backend.RealIronicBackend(
+            self.INFO, deploying_reads=1 if sc.deploying_reads is None
+            else sc.deploying_reads)
+        # the fake fails the deploy when the step comes; a real deploy
+        # fails by itself, from the start (its image answers 404)
+        self.ironic.fail_next_deploy = sc.action == 'fail'
+        self.ironic.install(self, ironic_driver, ironic_patcher)
+        # runs after the compute service stopped (cleanups run in reverse)
+        self.addCleanup(self._sweep)
+        self.node_ids = self.ironic.enrol(
+            real_backend.deploy_interfaces(sc, self.NUM_NODES))
+        self.compute = self._start_compute(self.HOST)
+        self.flavor_id = self._create_flavor(
+            name='baremetal', memory_mb=1024, vcpu=1, disk=10, ephemeral=0,
+            extra_spec=ironic_base.BAREMETAL_EXTRA_SPECS)
+        self.ironic.reset_calls()
+
+    def _boot_baremetal_server(self, networks='none',
+                               expected_state='ACTIVE'):
+        """As the fake's, with a real deploy's time to reach ACTIVE; a
+        server booted for a rebuild (kind ``rebuild``) then has its node
+        switched to the ``direct`` deploy interface, so that the rebuild
+        waits in ``wait call-back`` for the scenario's step."""
+        server = super()._boot_baremetal_server(networks, 'BUILD')
+        if expected_state == 'BUILD':
+            return server
+        server = self._wait_for_status(server['id'], expected_state)
+        if self.SCENARIO.kind == 'rebuild':
+            self.ironic.set_deploy_interface(
+                server['OS-EXT-SRV-ATTR:hypervisor_hostname'], 'direct')
+        return server
+
+    def _wait_for_status(self, server_id, status):
+        """The server once it has ``status`` (within SETTLE_TIMEOUT s);
+        unlike Nova's _wait_for_server_parameter, it fails at once on
+        ERROR, with the fault.  :raises AssertionError: ERROR, or not in
+        time."""
+        deadline = time.monotonic() + self.SETTLE_TIMEOUT
+        while True:
+            server = self.api.get_server(server_id)
+            if server['status'] == status:
+                return server
+            if server['status'] == 'ERROR' or time.monotonic() > deadline:
+                raise AssertionError('server %s is %s, not %s: %s' % (
+                    server_id, server['status'], status,
+                    server.get('fault')))
+            time.sleep(0.1)
+
+    def _act(self, action, node_id, server_id):
+        # The first step: the nodes still free deploy to the end from now
+        # on (a reschedule ends ACTIVE), as the fake's agent would call
+        # back.
+        if not getattr(self, '_free_nodes_switched', False):
+            self._free_nodes_switched = True
+            self.ironic.free_nodes_deploy('fake', but=node_id)
+        super()._act(action, node_id, server_id)
+        if action == 'undeploy' and self.SCENARIO.deleting_reads == 0:
+            # The fake's driver sees only the aftermath: hold its thread
+            # until Ironic's tear-down cleared the association (50-170
+            # ms without delays, about 4 s with them), as a real
+            # tear-down shorter than the poll interval would.
+            self.ironic.wait_cleared(node_id)
+
+    def _node_view(self, node_id):
+        view = super()._node_view(node_id)
+        if 'image_source' in view:
+            view['image_source'] = real_backend.glance_id(
+                view['image_source'])
+        return view
+
+    def _record(self, sc, rec, *args, **kwargs):
+        # Ironic goes on by itself (cleaning after a tear-down): what the
+        # node is once it settled.
+        self.ironic.settle()
+        super()._record(sc, rec, *args, **kwargs)
+        rec['backend'] = 'real Ironic'
+        rec['leftover_nodes_removed'] = list(self.ironic.leftovers_removed)
+
+    def _sweep(self):
+        """Remove the scenario's nodes, then keep every request (the
+        sweep's too), also when the scenario failed in its setUp."""
+        try:
+            self.ironic.sweep()
+        finally:
+            records = self.ironic.requests()
+            path = None
+            if self.REQUESTS_DIR:
+                path = os.path.join(self.REQUESTS_DIR,
+                                    '%s.requests.jsonl' % self.SCENARIO.name)
+                request_log.dump(records, path)
+            rec = type(self).RESULT
+            if rec is not None:
+                actors = collections.Counter(r['actor'] for r in records)
+                rec['nova_requests'] = actors['nova']
+                rec['operator_requests'] = actors['operator']
+                rec['requests_file'] = path
+
+    def _arm(self, node=None, server_id=None):
+        # a step that raises (in the driver's thread, where the backend
+        # keeps its error) must not leave _run waiting for it
+        done = super()._arm(node, server_id)
+        self.ironic.on_error = done.set
+        return done
+
+    def test_scenario(self):
+        try:
+            super().test_scenario()
+        finally:
+            errors = list(self.ironic.errors)
+            if errors:
+                rec = type(self).RESULT
+                # the step's error first: what followed is its consequence
+                rec['error'] = 'a scenario step or the request recorder ' \
+                    'failed (the scenario did not happen as defined):\n' + \
+                    '\n'.join(errors) + (
+                        '\nthen: ' + rec['error'] if rec.get('error') else '')
+        if errors:
+            raise AssertionError(rec['error'])
