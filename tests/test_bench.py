@@ -14,7 +14,7 @@ from novaseries.mainjob import trees as mainjob_trees
 from novaseries.scenarios import bench_table
 from tests import helpers
 
-RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'bench_test.py'
+RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'play_bench.py'
 REPORT = helpers.REPO / 'novaseries' / 'benchreport.py'
 
 

@@ -19,8 +19,8 @@ NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
 SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'scenario_test',
-                                              'real_scenario_test', 'watch')]
+PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake',
+                                              'play_real', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
@@ -129,7 +129,7 @@ class TableTest(unittest.TestCase):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
         runner = ''.join((SCENARIOS_DIR / f'{m}.py').read_text()
-                         for m in ('scenario_test', 'real_scenario_test'))
+                         for m in ('play_fake', 'play_real'))
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))

@@ -13,9 +13,9 @@ and writes what it observed as JSON (the keys: ``scenario_table.OBSERVATION``).
 It records; it does not judge: the scenarios and the expected outcomes are
 defined in ``scenario_table.py``.
 
-Which module does what: ``scenario_test`` plays a scenario against the fake
-Ironic, ``real_scenario_test`` against a real Ironic (``real_backend``,
-``request_log``), ``bench_test`` is the benchmark, ``watch`` watches the
+Which module does what: ``play_fake`` plays a scenario against the fake
+Ironic, ``play_real`` against a real Ironic (``real_backend``,
+``request_log``), ``play_bench`` is the benchmark, ``watch`` watches the
 builds; this module reads the command line and writes the JSON.
 
 Usage (what ``novaseries run`` does for each tree)::
@@ -28,11 +28,11 @@ Usage (what ``novaseries run`` does for each tree)::
 
 ``--bench`` makes one run (number RUN, its seed) of one benchmark spec
 (``bench_table.parse``); the harness starts a process for each run. A run
-prints a progress line every ``bench_test.PROGRESS_EVERY`` seconds on
+prints a progress line every ``play_bench.PROGRESS_EVERY`` seconds on
 stderr; one that has not ended after ``--deadline`` seconds writes its
 threads' stacks, who holds Nova's test database locks and the end of
 Nova's log there, a record with an ``error``, and exits 3 (see
-``bench_test.Watchdog``); SIGUSR1 dumps the stacks (faulthandler) at any
+``play_bench.Watchdog``); SIGUSR1 dumps the stacks (faulthandler) at any
 time.
 """
 
@@ -46,10 +46,10 @@ import sys
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 
-from novaseries.scenarios import bench_table, bench_test  # noqa: E402
-from novaseries.scenarios.real_scenario_test import RealScenarioTest  # noqa: E402
+from novaseries.scenarios import bench_table, play_bench  # noqa: E402
+from novaseries.scenarios.play_fake import run_scenario, ScenarioTest  # noqa: E402
+from novaseries.scenarios.play_real import RealScenarioTest  # noqa: E402
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
-from novaseries.scenarios.scenario_test import run_scenario, ScenarioTest  # noqa: E402
 
 
 def main(argv=None):
@@ -104,10 +104,10 @@ def main(argv=None):
         # '_url_cfg'"), and every run after it.
         spec, run = args.bench
         parsed = bench_table.parse(spec)
-        watchdog = bench_test.Watchdog(args.out, {
+        watchdog = play_bench.Watchdog(args.out, {
             'spec': parsed.text, 'run': int(run), 'n': parsed.n,
             's': parsed.s, 'k': parsed.k}, args.deadline)
-        rec = bench_test.run_bench(parsed, int(run), watchdog)
+        rec = play_bench.run_bench(parsed, int(run), watchdog)
         out['bench'].append(rec)
     with open(args.out, 'w') as f:
         json.dump(out, f, indent=1, sort_keys=True, default=str)

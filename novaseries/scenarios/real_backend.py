@@ -1,6 +1,6 @@
 """A real Ironic behind the main job's scenarios (``run --ironic real``).
 
-The scenario player (``real_scenario_test.RealScenarioTest``, in Nova's
+The scenario player (``play_real.RealScenarioTest``, in Nova's
 venv) binds ``ScenarioTest.ironic`` to a :class:`RealIronicBackend`
 instead of the fake Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
 the compute manager and the real ``IronicDriver``) then talks to a real

@@ -18,11 +18,11 @@ import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
 from novaseries.scenarios import real_backend, request_log  # noqa: E402
-from novaseries.scenarios.scenario_test import ScenarioTest  # noqa: E402
+from novaseries.scenarios.play_fake import ScenarioTest  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,
-#: not reads (the fake's: ``scenario_test.FAKE_SETTLE_TIMEOUT``).
+#: not reads (the fake's: ``play_fake.FAKE_SETTLE_TIMEOUT``).
 REAL_SETTLE_TIMEOUT = 90.0
 
 _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint

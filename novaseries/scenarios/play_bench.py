@@ -29,7 +29,7 @@ from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
 from novaseries.scenarios import bench_table  # noqa: E402
-from novaseries.scenarios.scenario_test import FAKE_SETTLE_TIMEOUT  # noqa: E402
+from novaseries.scenarios.play_fake import FAKE_SETTLE_TIMEOUT  # noqa: E402
 from novaseries.scenarios.watch import BuildWatch, Observe  # noqa: E402
 
 #: calls back (the bench holds every deploy there: the fixture's

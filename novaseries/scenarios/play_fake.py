@@ -30,7 +30,7 @@ from novaseries.scenarios.watch import (  # noqa: E402
 #: How long a scenario against the fake Ironic may take to settle, and a
 #: step to come, in seconds (wall clock): the fake's tear-downs and
 #: reschedules take reads, not time (a real Ironic's:
-#: ``real_scenario_test.REAL_SETTLE_TIMEOUT``).
+#: ``play_real.REAL_SETTLE_TIMEOUT``).
 FAKE_SETTLE_TIMEOUT = 30.0
 #: A server is settled when nothing changed for this long (seconds) and no
 #: build is running.
