@@ -8,7 +8,8 @@ arguments) is unchanged.
 
 Each stestr run writes a subunit stream (``build/results/...``); counts come
 from that stream (``subunit2csv``), never from parsing human output.  A
-selection that runs no test is a failure.
+selection that runs no test is a failure, and so is a stestr run that exits
+non-zero with no failed test (tests it never ran would go unseen).
 """
 
 import concurrent.futures
@@ -266,7 +267,10 @@ def compile_tree(venv, tree):
 def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None,
                exclude=None, concurrency=None):
     """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
-    and a note (non-empty when stestr itself failed).  Says how many tests
+    and a note, non-empty when stestr exited non-zero with no failed test
+    (a worker killed between tests, a crash in discovery: the tests it did
+    not run are missing from the results, so the caller counts the run as
+    a failure, :func:`stestr_failure`).  Says how many tests
     have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
     ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
     the tree (see :func:`exclude_list`), as the mode's tox env passes it;
@@ -312,7 +316,8 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     results = parse_csv(proc.stdout.decode("utf-8", "replace"))
     note = ""
     if rc and not any(s == "failed" for s in results.values()):
-        note = f"stestr exited {rc}; see {errlog}"
+        note = (f"stestr exited {rc} with no failed test (tests may be missing); "
+                f"see {errlog}")
         tail = errlog.read_text(errors="replace").strip().splitlines()[-15:]
         LOG.error("\n".join("    " + line for line in tail))
     failed = sorted(t for t, s in results.items() if s == "failed")
@@ -321,6 +326,13 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
                   f"{venv}/bin/subunit2pyunit < {stream}\n"
                   + "\n".join(f"      {test_id}" for test_id in failed[:30]))
     return results, note
+
+
+def stestr_failure(name, note):
+    """The failed :class:`Outcome` of a stestr run whose ``note``
+    (:func:`run_stestr`) says it exited non-zero with no failed test; None
+    for a run without such a note."""
+    return Outcome(name, failed=1, note=note) if note else None
 
 
 def changed_files(tree, rev="HEAD", pathspec=(), since="base"):
@@ -636,6 +648,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
+        outcomes += filter(None, (stestr_failure(f"{label} unit stestr run", n)
+                                  for n in notes))
     modules = functional_modules(tree, rev)
     if functional_only is not None:
         modules = [m for m in modules if m in functional_only]
@@ -651,6 +665,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))
+        outcomes += filter(None, [stestr_failure(f"{label} functional stestr run", note)])
         if mode is None:
             shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
     elif functional_only is not None:
