@@ -2,6 +2,7 @@
 evaluate, the verdict table, the ci step's unittest parsing and the
 ``--bench`` spec (no Nova needed: observations are dicts)."""
 
+import argparse
 import ast
 import re
 import unittest

@@ -188,7 +188,7 @@ class RequestRecorder:
                'path': request.path_url, 'status': status,
                'microversion': request.headers.get(
                    'X-OpenStack-Ironic-API-Version'),
-               'faultstring': tail.faultstring(body)
+               'faultstring': rest.faultstring(body)
                if isinstance(status, int) and status >= 400 else None,
                'driver_call': ' > '.join(frames) or None,
                'manager_call': manager, 'thread': threading.current_thread().name,
