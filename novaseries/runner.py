@@ -360,14 +360,15 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
     plus the unit test modules it touches that they do not cover (e.g.
     nova.tests.unit.test_fixtures).
 
-    A selection with ``unit_paths`` (targets.toml) is targeted once the
-    series touches one of those paths (the code it tests, its own tests);
-    one without runs always.  So at a commit before the series touches the
-    compute manager, its unit tests do not run; from that commit on they
-    do.  ``touched``: the files that decide it instead of the series' up to
-    ``rev`` (check-commits passes a commit's own files for the commits
-    before the last: a commit that changes none of the code a selection
-    tests cannot change its result, and the last commit runs everything).
+    ``touched``: the files of a commit before the last one (check-commits
+    passes a commit's own files there): a selection with ``unit_paths``
+    (targets.toml) runs at such a commit only when it touches one of those
+    paths (the code it tests, its own tests), one without runs always (a
+    commit that changes none of the code a selection tests cannot change
+    its result).  Without ``touched`` (the whole series up to ``rev``:
+    ``test`` at HEAD, check-commits' last commit) every selection runs,
+    whatever the series touches, so that none is left out of the final
+    run (one that selects nothing there fails: ``ran no tests``).
     The unit test modules outside the selections run at the commits that
     touch them (``touched`` given), else when the series touches them.  A
     target stacked on another series (``below``, e.g. master-all) adds
@@ -382,9 +383,8 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
         below = target.below_series()
         since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else "base"
         modules = test_modules(tree, rev, "nova/tests/unit", since)
-        touched = changed_files(tree, rev) if target.unit_paths else []
     selected = [u for u in target.unit
-                if u not in target.unit_paths or
+                if touched is None or u not in target.unit_paths or
                 any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
     # (a selection naming tests in a module, ``module.Case.test_x``,
     # covers that module's changes: it names the tests a change adds)
@@ -611,7 +611,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     ``flake8``: false to leave flake8 to another mode's run;
     ``concurrency``: stestr's workers (None: one per core);
     ``functional_only``: run only these of the touched functional modules
-    (None: all of them); ``touched``: see :func:`unit_filters`."""
+    (None: all of them); ``touched``: see :func:`unit_filters` (without
+    it, every unit selection runs: none at all is a failure)."""
     label = label or f"{target.name}@{rev}"
     mode = target.mode
     if mode is not None:
@@ -630,7 +631,10 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     elif not (filters := unit_filters(target, tree, rev, touched=touched)):
         # (stestr without filters would run every unit test)
         say(f"[{label}] unit: no unit selection targets this commit")
-        outcomes.append(Outcome(f"{label} unit", note="no unit selection targets it"))
+        # the whole series (no ``touched``) runs every selection: none
+        # there is a failure
+        outcomes.append(Outcome(f"{label} unit", failed=int(touched is None),
+                                note="no unit selection targets it"))
     else:
         results, notes = {}, []
         groups = unit_test_groups(tree, filters)

@@ -439,3 +439,28 @@ class FakeStestrTreeTest(unittest.TestCase):
         outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
         self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
                                   sum(o.failed for o in outcomes)))
+
+    def test_every_selection_runs_at_head(self):
+        # the series touches only the driver: at HEAD (no ``touched``: the
+        # whole series) the compute manager's selection runs all the same
+        # and, selecting nothing here, fails with its name
+        self.fake(0, PASSED_CSV)
+        unit = ["nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr"]
+        paths = {u: ["nova/virt/" if "virt" in u else "nova/compute/"] for u in unit}
+        outcomes = self.run_tree(unit, paths, changed=["nova/virt/ironic/driver.py"])
+        failed = [o for o in outcomes if o.failed]
+        self.assertEqual(["t@HEAD unit nova.tests.unit.compute.test_compute_mgr"],
+                         [o.name for o in failed], outcomes)
+        self.assertIn("ran no tests", failed[0].note)
+        # a commit before the last one (its own files given) may still
+        # leave out the selection of code it does not touch
+        outcomes = self.run_tree(unit, paths, touched=["nova/virt/ironic/driver.py"])
+        self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
+                                  sum(o.failed for o in outcomes)), outcomes)
+
+    def test_nothing_selected_at_head_is_a_failure(self):
+        # a target whose mode runs unit tests but has no selection at all
+        self.fake(0, PASSED_CSV)
+        outcomes = self.run_tree([])
+        self.assertEqual(1, sum(o.failed for o in outcomes), outcomes)
+        self.assertIn("no unit selection", outcomes[0].note)
