@@ -275,3 +275,21 @@ class MainJobStepTest(unittest.TestCase):
         (_, bench), _ = self._main_job(self._per_mode(bench=False))
         self.assertEqual((0, 1), (bench.passed, bench.failed))
         self.assertIn("no benchmark run on the reproducer tree", bench.note)
+
+
+class SelfTestsTest(unittest.TestCase):
+    """ci's own tests step: a discovery that finds no test is a failure."""
+
+    def test_no_tests_is_a_failure(self):
+        import contextlib
+        import io
+        import pathlib
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "tests").mkdir()
+            (pathlib.Path(tmp) / "tests" / "__init__.py").write_text("")
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                outcome = ci.self_tests(mock.Mock(root=pathlib.Path(tmp)))
+        self.assertEqual((0, 1), (outcome.passed, outcome.failed))
+        self.assertEqual("ran no tests", outcome.note)
