@@ -8,10 +8,12 @@ touched) and the targeted tests and flake8 run there, in each of the
 target's concurrency modes (:func:`runner.test_modes`).
 Before the last commit, a commit runs the unit selections of the code it
 touches and the functional test modules it touches itself (its own tests:
-a reproducer's, those a fix flips); the last commit's run is the same as
-``novaseries test`` at HEAD (every functional module the series touches),
-except that the unit selections are not re-run at a commit that only
-touches paths no unit test can see (:data:`runner.UNIT_IRRELEVANT`).
+a reproducer's, those a fix flips), and the unit selections are not
+re-run at a commit that only touches paths no unit test can see
+(:data:`runner.UNIT_IRRELEVANT`); the last commit's run is the same as
+``novaseries test`` at HEAD: every unit selection of the target (whatever
+the series touches: one that selects nothing fails) and every functional
+module the series touches.
 """
 
 from novaseries import lint, runner
@@ -62,7 +64,7 @@ def check_commits(ctx, target, tree, run_tests=True):
             say(f"=== {label} {subject}")
             skip, only, touched = "", None, None
             files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
-            if number > 1 and not runner.unit_relevant(files):
+            if 1 < number < len(commits) and not runner.unit_relevant(files):
                 skip = "this commit only touches functional tests, docs or release notes"
             if number < len(commits):
                 # before the last commit: the functional modules it touches

@@ -56,6 +56,17 @@ def parse_unittest(text):
     return int(ran[-1]), failed, counts.get("skipped", 0)
 
 
+def unittest_counts(text, rc):
+    """``(ran, failed, skipped)`` of a unittest run's output ``text``
+    (:func:`parse_unittest`) and exit status ``rc``: a run that exited
+    non-zero, or ran no test (Python 2.7's unittest exits 0 when discovery
+    finds nothing), with no failure counted is one failure."""
+    ran, failed, skipped = parse_unittest(text)
+    if (rc or not ran) and not failed:
+        failed = 1
+    return ran, failed, skipped
+
+
 def real_ironic_step(ctx):
     """Run novaseries/ironic/driver_tests against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
@@ -64,7 +75,8 @@ def real_ironic_step(ctx):
     mode (threading, how nova 34.0.0 runs nova-compute), the driver's
     end-to-end tests (``test_e2e``) in any other (the contract and process
     tests do not run Nova's services); one Outcome per mode with
-    unittest's counts."""
+    unittest's counts (:func:`unittest_counts`: a crash or a run of no
+    test is a failure)."""
     target = targets_mod.get(ctx, "master-all")
     ci_modes = targets_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
@@ -80,16 +92,14 @@ def real_ironic_step(ctx):
                               nova_env=env, pattern=None if mode in
                               ci_modes else "test_e2e")
         text = log_path.read_text(errors="replace")
-        ran, failed, skipped = parse_unittest(text)
-        if rc and not failed:
-            failed = 1
+        ran, failed, skipped = unittest_counts(text, rc)
         if failed:
             LOG.error("\n".join(text.strip().splitlines()[-40:]))
         say(f"real Ironic tests [{mode}]: {ran} run, {failed} failed, {skipped} "
             f"skipped (log: {log_path})")
         outcomes.append(Outcome(
             f"real Ironic contract + end-to-end tests [{mode}]",
-            passed=ran - failed - skipped, failed=failed, skipped=skipped,
+            passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
             note=f"log: {log_path}"))
     return outcomes
 
@@ -110,6 +120,42 @@ def _scenario_counts(per_mode):
     return fixed, wrong, shown
 
 
+def _scenario_problems(per_mode, asked):
+    """``(failures, [why])`` of one mode of run.json beyond the fixed
+    tree's wrong scenarios: each scenario of ``asked`` (names) that a tree
+    did not run, no scenario run at all, each reproducer verdict
+    ``unexpected: ...`` (the reproducer tree did not do what its column
+    says, so its bug may not show) and no ``bug reproduced`` at all.
+
+    (The table does not say which scenarios must show the bug: a control
+    is ``as on <release>``, and a step that never came on the reproducer
+    is ``error: ...`` -- neither counts here.)"""
+    failures, why = 0, []
+    for label in ("fixed", "reproducer"):
+        observed = per_mode[label]["scenarios"]
+        names = {obs.get("scenario") for obs in observed}
+        missing = [name for name in asked if name not in names]
+        if not observed:
+            failures += max(1, len(asked))
+            why.append(f"no scenario ran on the {label} tree")
+        elif missing:
+            failures += len(missing)
+            why.append(f"{len(observed)} of {len(asked)} scenarios ran on the {label} "
+                       f"tree (missing: {', '.join(missing)})")
+    reproducer = per_mode["reproducer"]["scenarios"]
+    unexpected = [obs for obs in reproducer
+                  if obs.get("verdict", "").startswith("unexpected:")]
+    if unexpected:
+        failures += len(unexpected)
+        why.append("the reproducer tree did not do what its column says: " + "; ".join(
+            f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in unexpected))
+    if reproducer and not any(obs.get("verdict", "").startswith("bug reproduced")
+                              for obs in reproducer):
+        failures += 1
+        why.append("the reproducer tree showed the bug in no scenario")
+    return failures, why
+
+
 def _wrong_text(fixed):
     """``name (verdict); ...`` of the fixed tree's observations whose
     verdict is not "ok", so that CI's own summary names what failed."""
@@ -118,27 +164,43 @@ def _wrong_text(fixed):
                      for obs in fixed if obs.get("verdict") != "ok")
 
 
+def _scenario_outcome(name, per_mode, asked, note_end=""):
+    """The Outcome of one mode of a main job run: the fixed tree's
+    scenarios right (passed) and wrong (failed), plus the failures of
+    :func:`_scenario_problems` (scenarios of ``asked`` not run, the
+    reproducer tree not showing the bug), each said in the note."""
+    fixed, wrong, shown = _scenario_counts(per_mode)
+    failures, why = _scenario_problems(per_mode, asked)
+    note = f"bug shown in {shown} scenarios on the reproducer tree"
+    if wrong:
+        note += "; wrong on the fixed tree: " + _wrong_text(fixed)
+    note = "; ".join([note, *why] + ([note_end] if note_end else []))
+    return Outcome(name, passed=len(fixed) - wrong, failed=wrong + failures, note=note)
+
+
 def main_job_step(ctx):
     """Run the main job in the default modes
     (:func:`~novaseries.targets.default_modes`); count the fixed tree's
-    scenarios per mode; run the benchmark's code once per mode
-    (BENCH_SMOKE) and count its problems."""
+    scenarios per mode (every scenario of the table must run on both
+    trees, and the reproducer tree must show the bug:
+    :func:`_scenario_problems`); run the benchmark's code once per mode
+    (BENCH_SMOKE) and count its problems (a tree without a benchmark
+    record is one)."""
     out = ctx.results("run") / "run.json"
-    mainjob_job.run(ctx, scenarios=[sc.name for sc in scenario_table.SCENARIOS],
+    asked = [sc.name for sc in scenario_table.SCENARIOS]
+    mainjob_job.run(ctx, scenarios=asked,
                     json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
                     modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
         per_mode = data["by_mode"][mode]
-        problems = per_mode["bench_problems"]
-        fixed, wrong, shown = _scenario_counts(per_mode)
-        note = f"bug shown in {shown} scenarios on the reproducer tree"
-        if wrong:
-            note += "; wrong on the fixed tree: " + _wrong_text(fixed)
+        problems = per_mode["bench_problems"] + [
+            f"no benchmark run on the {label} tree"
+            for label in scenario_table.TREES if not per_mode[label].get("bench")]
         outcomes += [
-            Outcome(f"main job [{mode}]: scenarios right on the fixed tree",
-                    passed=len(fixed) - wrong, failed=wrong, note=note),
+            _scenario_outcome(f"main job [{mode}]: scenarios right on the fixed tree",
+                              per_mode, asked),
             Outcome(f"benchmark code [{mode}] ({BENCH_SMOKE}, once per tree)",
                     passed=int(not problems), failed=int(bool(problems)),
                     note="; ".join(problems) or "reproducer: the K "
@@ -151,19 +213,19 @@ def main_job_real_step(ctx):
     Nova's whole stack against a real Ironic 39.0.0 per tree
     (``run --ironic real``) in the default modes
     (:func:`~novaseries.targets.default_modes`); one Outcome per mode
-    with the fixed tree's scenarios right and wrong."""
+    with the fixed tree's scenarios right and wrong (and, as in
+    :func:`main_job_step`, every scenario of REAL_CI run on both trees and
+    the bug shown on the reproducer tree)."""
     # (this run's own JSON: another run may write the shared copy)
+    asked = list(scenario_table.REAL_CI)
     _, out = mainjob_job.play_real(
-        ctx, scenarios=list(scenario_table.REAL_CI),
-        modes=targets_mod.default_modes(ctx))
+        ctx, scenarios=asked, modes=targets_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
-        fixed, wrong, shown = _scenario_counts(data["by_mode"][mode])
-        outcomes.append(Outcome(
+        outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
-            "tree", passed=len(fixed) - wrong, failed=wrong,
-            note=f"bug shown in {shown} scenarios on the reproducer tree; "
+            "tree", data["by_mode"][mode], asked,
             f"requests: build/results/run/real/{data['runid']}"))
     return outcomes
 
@@ -191,9 +253,7 @@ def pike_real_ironic_step(ctx):
             venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:
         text = log_path.read_text(errors="replace")
-        ran, failed, skipped = parse_unittest(text)
-        if (rc or not ran) and not failed:
-            failed = 1  # a crash, or a run that found no test
+        ran, failed, skipped = unittest_counts(text, rc)
         if failed:
             LOG.error("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")

@@ -8,7 +8,8 @@ arguments) is unchanged.
 
 Each stestr run writes a subunit stream (``build/results/...``); counts come
 from that stream (``subunit2csv``), never from parsing human output.  A
-selection that runs no test is a failure.
+selection that runs no test is a failure, and so is a stestr run that exits
+non-zero with no failed test (tests it never ran would go unseen).
 """
 
 import concurrent.futures
@@ -266,7 +267,10 @@ def compile_tree(venv, tree):
 def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None,
                exclude=None, concurrency=None):
     """One ``stestr run --subunit`` with ``filters``; return ``{test_id: status}``
-    and a note (non-empty when stestr itself failed).  Says how many tests
+    and a note, non-empty when stestr exited non-zero with no failed test
+    (a worker killed between tests, a crash in discovery: the tests it did
+    not run are missing from the results, so the caller counts the run as
+    a failure, :func:`stestr_failure`).  Says how many tests
     have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
     ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
     the tree (see :func:`exclude_list`), as the mode's tox env passes it;
@@ -312,7 +316,8 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     results = parse_csv(proc.stdout.decode("utf-8", "replace"))
     note = ""
     if rc and not any(s == "failed" for s in results.values()):
-        note = f"stestr exited {rc}; see {errlog}"
+        note = (f"stestr exited {rc} with no failed test (tests may be missing); "
+                f"see {errlog}")
         tail = errlog.read_text(errors="replace").strip().splitlines()[-15:]
         LOG.error("\n".join("    " + line for line in tail))
     failed = sorted(t for t, s in results.items() if s == "failed")
@@ -321,6 +326,13 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
                   f"{venv}/bin/subunit2pyunit < {stream}\n"
                   + "\n".join(f"      {test_id}" for test_id in failed[:30]))
     return results, note
+
+
+def stestr_failure(name, note):
+    """The failed :class:`Outcome` of a stestr run whose ``note``
+    (:func:`run_stestr`) says it exited non-zero with no failed test; None
+    for a run without such a note."""
+    return Outcome(name, failed=1, note=note) if note else None
 
 
 def changed_files(tree, rev="HEAD", pathspec=(), since="base"):
@@ -348,14 +360,15 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
     plus the unit test modules it touches that they do not cover (e.g.
     nova.tests.unit.test_fixtures).
 
-    A selection with ``unit_paths`` (targets.toml) is targeted once the
-    series touches one of those paths (the code it tests, its own tests);
-    one without runs always.  So at a commit before the series touches the
-    compute manager, its unit tests do not run; from that commit on they
-    do.  ``touched``: the files that decide it instead of the series' up to
-    ``rev`` (check-commits passes a commit's own files for the commits
-    before the last: a commit that changes none of the code a selection
-    tests cannot change its result, and the last commit runs everything).
+    ``touched``: the files of a commit before the last one (check-commits
+    passes a commit's own files there): a selection with ``unit_paths``
+    (targets.toml) runs at such a commit only when it touches one of those
+    paths (the code it tests, its own tests), one without runs always (a
+    commit that changes none of the code a selection tests cannot change
+    its result).  Without ``touched`` (the whole series up to ``rev``:
+    ``test`` at HEAD, check-commits' last commit) every selection runs,
+    whatever the series touches, so that none is left out of the final
+    run (one that selects nothing there fails: ``ran no tests``).
     The unit test modules outside the selections run at the commits that
     touch them (``touched`` given), else when the series touches them.  A
     target stacked on another series (``below``, e.g. master-all) adds
@@ -370,9 +383,8 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
         below = target.below_series()
         since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else "base"
         modules = test_modules(tree, rev, "nova/tests/unit", since)
-        touched = changed_files(tree, rev) if target.unit_paths else []
     selected = [u for u in target.unit
-                if u not in target.unit_paths or
+                if touched is None or u not in target.unit_paths or
                 any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
     # (a selection naming tests in a module, ``module.Case.test_x``,
     # covers that module's changes: it names the tests a change adds)
@@ -599,7 +611,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     ``flake8``: false to leave flake8 to another mode's run;
     ``concurrency``: stestr's workers (None: one per core);
     ``functional_only``: run only these of the touched functional modules
-    (None: all of them); ``touched``: see :func:`unit_filters`."""
+    (None: all of them); ``touched``: see :func:`unit_filters` (without
+    it, every unit selection runs: none at all is a failure)."""
     label = label or f"{target.name}@{rev}"
     mode = target.mode
     if mode is not None:
@@ -618,7 +631,10 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     elif not (filters := unit_filters(target, tree, rev, touched=touched)):
         # (stestr without filters would run every unit test)
         say(f"[{label}] unit: no unit selection targets this commit")
-        outcomes.append(Outcome(f"{label} unit", note="no unit selection targets it"))
+        # the whole series (no ``touched``) runs every selection: none
+        # there is a failure
+        outcomes.append(Outcome(f"{label} unit", failed=int(touched is None),
+                                note="no unit selection targets it"))
     else:
         results, notes = {}, []
         groups = unit_test_groups(tree, filters)
@@ -636,6 +652,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         for pattern, group in split_by_filter(results, filters):
             name = pattern.replace("\\b", "").replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} unit {name}", group, note))
+        outcomes += filter(None, (stestr_failure(f"{label} unit stestr run", n)
+                                  for n in notes))
     modules = functional_modules(tree, rev)
     if functional_only is not None:
         modules = [m for m in modules if m in functional_only]
@@ -651,6 +669,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         for pattern, group in split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(count(f"{label} functional {module}", group, note))
+        outcomes += filter(None, [stestr_failure(f"{label} functional stestr run", note)])
         if mode is None:
             shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
     elif functional_only is not None:

@@ -104,7 +104,8 @@ class Target:
     #: to the targets of the folders it stacks).
     exportable: bool = True
     #: ``{unit selection: [path prefix, ...]}``: a selection listed here
-    #: runs at a commit only once the series touches one of its paths
+    #: runs at a commit before the last only when the commit touches one
+    #: of its paths; at HEAD (and the last commit) every selection runs
     #: (:func:`novaseries.runner.unit_filters`).
     unit_paths: dict = dataclasses.field(default_factory=dict)
     #: The concurrency modes the target's tests run in, in order

@@ -177,3 +177,119 @@ class ScenarioCountsTest(unittest.TestCase):
             "? (error: only 1 of 2 steps happened); "
             "abort (WRONG: status BUILD); ? (no verdict)",
             cisteps._wrong_text(fixed))
+
+
+class MainJobStepTest(unittest.TestCase):
+    """The main job steps fail when the fixed tree ran fewer scenarios
+    than asked (none at all too), when the reproducer tree did something
+    else than its column says (``unexpected: ...``) or showed the bug in
+    no scenario; fabricated run.json data."""
+
+    NAMES = ("a", "b", "c")
+
+    def _per_mode(self, fixed=NAMES, reproducer=None, bench=True):
+        reproducer = reproducer if reproducer is not None else {
+            name: "bug reproduced: status BUILD, expected ERROR" for name in self.NAMES}
+        return {
+            "fixed": {"scenarios": [{"scenario": n, "verdict": "ok"} for n in fixed],
+                      "bench": [{}] if bench else []},
+            "reproducer": {"scenarios": [{"scenario": n, "verdict": v}
+                                         for n, v in reproducer.items()],
+                           "bench": [{}] if bench else []},
+            "bench_problems": []}
+
+    def _main_job(self, per_mode):
+        import json
+        import pathlib
+        import tempfile
+        from novaseries import cisteps
+        with tempfile.TemporaryDirectory() as tmp:
+            ctx = mock.Mock()
+            ctx.results.return_value = pathlib.Path(tmp)
+            data = {"modes": ["threading"], "runid": "r1",
+                    "by_mode": {"threading": per_mode}}
+
+            def run(ctx, scenarios, json_out, **kw):
+                self.assertEqual(list(self.NAMES), scenarios)  # asked: the table
+                json_out.write_text(json.dumps(data))
+            with mock.patch.object(cisteps.scenario_table, "SCENARIOS",
+                                   [mock.Mock(name=n) for n in self.NAMES]) as table, \
+                    mock.patch.object(cisteps.mainjob_job, "run", run), \
+                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                                      return_value=("threading",)):
+                for sc, name in zip(table, self.NAMES):
+                    sc.name = name
+                scenarios = cisteps.main_job_step(ctx)
+            out = pathlib.Path(tmp) / "real.json"
+            out.write_text(json.dumps(data))
+            with mock.patch.object(cisteps.scenario_table, "REAL_CI", self.NAMES), \
+                    mock.patch.object(cisteps.mainjob_job, "play_real",
+                                      return_value=(0, out)), \
+                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                                      return_value=("threading",)):
+                real = cisteps.main_job_real_step(ctx)
+        return scenarios, real[0]
+
+    def test_all_ran_and_bug_shown_passes(self):
+        (scenarios, bench), real = self._main_job(self._per_mode())
+        for outcome in (scenarios, real):
+            self.assertEqual((3, 0), (outcome.passed, outcome.failed), outcome)
+            self.assertTrue(outcome.note.startswith("bug shown in 3 scenarios"))
+        self.assertEqual((1, 0), (bench.passed, bench.failed))
+        # a control ("as on") and a step that never came on the reproducer
+        # tree are no failure
+        (scenarios, _), real = self._main_job(self._per_mode(reproducer={
+            "a": "bug reproduced: x", "b": "as on nova 34.0.0: the fixed tree's "
+            "checks hold too", "c": "error: only 1 of 2 steps happened"}))
+        self.assertEqual(0, scenarios.failed + real.failed, (scenarios, real))
+
+    def test_fewer_scenarios_than_asked(self):
+        (scenarios, _), real = self._main_job(self._per_mode(fixed=("a", "c")))
+        for outcome in (scenarios, real):
+            self.assertEqual((2, 1), (outcome.passed, outcome.failed), outcome)
+            self.assertIn("2 of 3 scenarios ran on the fixed tree (missing: b)",
+                          outcome.note)
+
+    def test_none_ran(self):
+        (scenarios, _), real = self._main_job(self._per_mode(fixed=(), reproducer={}))
+        for outcome in (scenarios, real):
+            self.assertEqual(0, outcome.passed)
+            self.assertGreaterEqual(outcome.failed, 1)
+            self.assertIn("no scenario ran on the fixed tree", outcome.note)
+
+    def test_reproducer_unexpected_or_no_bug(self):
+        (scenarios, _), real = self._main_job(self._per_mode(reproducer={
+            "a": "bug reproduced: x", "b": "unexpected: status ACTIVE, expected BUILD",
+            "c": "bug reproduced: y"}))
+        for outcome in (scenarios, real):
+            self.assertEqual((3, 1), (outcome.passed, outcome.failed), outcome)
+            self.assertIn("b (unexpected: status ACTIVE", outcome.note)
+        (scenarios, _), real = self._main_job(self._per_mode(reproducer={
+            name: "as on nova 34.0.0: the fixed tree's checks hold too"
+            for name in self.NAMES}))
+        for outcome in (scenarios, real):
+            self.assertEqual((3, 1), (outcome.passed, outcome.failed), outcome)
+            self.assertIn("showed the bug in no scenario", outcome.note)
+
+    def test_benchmark_that_did_not_run(self):
+        (_, bench), _ = self._main_job(self._per_mode(bench=False))
+        self.assertEqual((0, 1), (bench.passed, bench.failed))
+        self.assertIn("no benchmark run on the reproducer tree", bench.note)
+
+
+class SelfTestsTest(unittest.TestCase):
+    """ci's own tests step: a discovery that finds no test is a failure."""
+
+    def test_no_tests_is_a_failure(self):
+        import contextlib
+        import io
+        import pathlib
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "tests").mkdir()
+            (pathlib.Path(tmp) / "tests" / "__init__.py").write_text("")
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                outcome = ci.self_tests(mock.Mock(root=pathlib.Path(tmp)))
+        self.assertEqual((0, 1), (outcome.passed, outcome.failed))
+        self.assertEqual("ran no tests", outcome.note)

@@ -381,6 +381,9 @@ class UnitPathsTest(unittest.TestCase):
     """A unit selection with unit_paths runs once the series touches them."""
 
     def test_selection_follows_the_touched_paths(self):
+        # a commit before the last (its own files given): the selections of
+        # what it touches; the whole series (HEAD, the last commit): every
+        # selection, whatever the series touches
         target = mock.Mock(below_series=mock.Mock(return_value=[]),
                            unit=["nova.tests.unit.virt.ironic",
                                  "nova.tests.unit.compute.test_compute_mgr"],
@@ -389,12 +392,11 @@ class UnitPathsTest(unittest.TestCase):
         with mock.patch.object(runner, "test_modules", return_value=[]), \
                 mock.patch.object(runner, "changed_files",
                                   return_value=["nova/virt/ironic/driver.py"]):
-            self.assertEqual(["nova.tests.unit.virt.ironic"],
-                             runner.unit_filters(target, "tree", "c1"))
-        with mock.patch.object(runner, "test_modules", return_value=[]), \
-                mock.patch.object(runner, "changed_files",
-                                  return_value=["nova/compute/manager.py"]):
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c2"))
+            self.assertEqual(["nova.tests.unit.virt.ironic"], runner.unit_filters(
+                target, "tree", "c1", touched=["nova/virt/ironic/driver.py"]))
+            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c1"))
+        self.assertEqual(target.unit, runner.unit_filters(
+            target, "tree", "c2", touched=["nova/compute/manager.py"]))
 
     def test_selection_of_tests_in_a_module_covers_its_changes(self):
         # node-leak targets: a change adds tests of the compute manager's

@@ -374,3 +374,93 @@ class BuildVenvInstallerTest(unittest.TestCase):
         # (the first command made checks that virtualenv is there)
         [install] = self.build("virtualenv", "/h/bin/uv")[1:]
         self.assertEqual(["-m", "pip", "install"], install[1:4])
+
+
+PASSED_CSV = """test,status,start_time,stop_time
+nova.tests.unit.virt.ironic.test_driver.T.test_a,success,2026-01-01 00:00:00+00:00,x
+nova.tests.unit.virt.ironic.test_driver.T.test_b,success,2026-01-01 00:00:00+00:00,x
+"""
+
+
+class FakeStestrTreeTest(unittest.TestCase):
+    """runner.test_tree with a fake ``stestr`` and ``subunit2csv`` in a
+    fake venv (shell scripts): what a stestr run's exit status and its
+    results count as."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-stestr-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.tree = self.tmp / "tree"
+        (self.tree / "nova/tests/unit/virt/ironic").mkdir(parents=True)
+        (self.tree / "nova/tests/unit/virt/ironic/test_driver.py").write_text("")
+        self.venv = self.tmp / "venv"
+        (self.venv / "bin").mkdir(parents=True)
+        helpers.capture_log(self)
+
+    def fake(self, rc, csv_text):
+        """stestr: writes nothing, exits ``rc``; subunit2csv prints
+        ``csv_text``."""
+        (self.tmp / "results.csv").write_text(csv_text)
+        for name, body in (("stestr", f"echo 'worker killed' >&2\nexit {rc}\n"),
+                           ("subunit2csv", f"cat >/dev/null\ncat {self.tmp}/results.csv\n")):
+            script = self.venv / "bin" / name
+            script.write_text("#!/bin/sh\n" + body)
+            script.chmod(0o755)
+
+    def run_tree(self, unit, unit_paths=None, touched=None, changed=()):
+        target = mock.Mock(env={}, mode=None, unit=list(unit),
+                           unit_paths=dict(unit_paths or {}),
+                           below_series=mock.Mock(return_value=[]))
+        target.name = "t"
+        ctx = mock.Mock()
+        ctx.results.side_effect = lambda name: self.tmp / "results" / name
+        with mock.patch.object(runner, "changed_files", return_value=list(changed)), \
+                mock.patch.object(runner, "test_modules", return_value=[]), \
+                mock.patch.object(runner, "functional_modules", return_value=[]), \
+                mock.patch.object(runner, "say"):
+            return runner.test_tree(ctx, target, self.tree, self.venv, rev="HEAD",
+                                    label="t@HEAD", flake8=False, touched=touched)
+
+    def test_nonzero_exit_without_failed_test_is_a_failure(self):
+        # a worker killed between tests: stestr exits 1, the stream holds
+        # only passed tests; the tests after the kill are lost
+        self.fake(1, PASSED_CSV)
+        outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
+        self.assertGreaterEqual(sum(o.failed for o in outcomes), 1, outcomes)
+        failed = [o for o in outcomes if o.failed]
+        self.assertEqual(["t@HEAD unit stestr run"], [o.name for o in failed])
+        self.assertIn("stestr exited 1", failed[0].note)
+        self.assertIn("unit.stderr.log", failed[0].note)
+        # the tests that did run still count
+        self.assertEqual(2, sum(o.passed for o in outcomes))
+
+    def test_zero_exit_with_passed_tests_passes(self):
+        self.fake(0, PASSED_CSV)
+        outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
+        self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
+                                  sum(o.failed for o in outcomes)))
+
+    def test_every_selection_runs_at_head(self):
+        # the series touches only the driver: at HEAD (no ``touched``: the
+        # whole series) the compute manager's selection runs all the same
+        # and, selecting nothing here, fails with its name
+        self.fake(0, PASSED_CSV)
+        unit = ["nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr"]
+        paths = {u: ["nova/virt/" if "virt" in u else "nova/compute/"] for u in unit}
+        outcomes = self.run_tree(unit, paths, changed=["nova/virt/ironic/driver.py"])
+        failed = [o for o in outcomes if o.failed]
+        self.assertEqual(["t@HEAD unit nova.tests.unit.compute.test_compute_mgr"],
+                         [o.name for o in failed], outcomes)
+        self.assertIn("ran no tests", failed[0].note)
+        # a commit before the last one (its own files given) may still
+        # leave out the selection of code it does not touch
+        outcomes = self.run_tree(unit, paths, touched=["nova/virt/ironic/driver.py"])
+        self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
+                                  sum(o.failed for o in outcomes)), outcomes)
+
+    def test_nothing_selected_at_head_is_a_failure(self):
+        # a target whose mode runs unit tests but has no selection at all
+        self.fake(0, PASSED_CSV)
+        outcomes = self.run_tree([])
+        self.assertEqual(1, sum(o.failed for o in outcomes), outcomes)
+        self.assertIn("no unit selection", outcomes[0].note)

@@ -154,3 +154,26 @@ class CommitFunctionalModulesTest(helpers.ProjectTestCase):
                          [only for only, _ in seen])
         self.assertEqual(["nova/virt/driver.py"], [f for f in seen[0][1] if f])
         self.assertIsNone(seen[-1][1])
+
+
+class LastCommitUnitTest(helpers.ProjectTestCase):
+    """check-commits: a commit before the last that only touches
+    functional tests, docs or release notes does not re-run the unit
+    selections; the last commit runs them whatever it touches (the
+    selections no earlier commit ran would else never run)."""
+
+    def test_last_commit_runs_the_unit_selections(self):
+        from unittest import mock
+        from novaseries import runner
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)  # the driver fix, a functional test
+        helpers.commit(work, {"releasenotes/notes/fix.yaml": "fixes: [x]\n"},
+                       helpers.message("Add a release note"))
+        seen = []
+        with mock.patch.object(runner, "test_modes",
+                               lambda ctx, t, *a, **k: seen.append(k["skip_unit"]) or []):
+            checks.check_commits(self.ctx, self.target, work)
+        self.assertEqual(3, len(seen))
+        self.assertEqual("", seen[0])
+        self.assertIn("only touches functional tests", seen[1])
+        self.assertEqual("", seen[2])
