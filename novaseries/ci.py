@@ -16,7 +16,7 @@ import time
 import traceback
 import unittest
 
-from novaseries import checks, cisteps, runner, targets as targets_mod
+from novaseries import cisteps, commit_checks, runner, targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, totals, totals_line
 from novaseries.util import LOG, HarnessError, say
@@ -62,7 +62,7 @@ def target_job(ctx, target, timings):
     t0 = time.monotonic()
     try:
         if target.check_commits:
-            return checks.check_commits(ctx, target, tree)
+            return commit_checks.check_commits(ctx, target, tree)
         return runner.test_modes(ctx, target, tree)
     finally:
         timings.append((f"{target.name} tests", time.monotonic() - t0))

@@ -87,10 +87,9 @@ def real_ironic_step(ctx):
         log_path = ctx.results("realironic") / f"selftest.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = selftest.run(tree, nova_venv=venv, build=ctx.build,
+            rc = selftest.run(tree, env, nova_venv=venv, build=ctx.build,
                               expect="fixed", log=log, root=ctx.root,
-                              nova_env=env, pattern=None if mode in
-                              ci_modes else "test_e2e")
+                              pattern=None if mode in ci_modes else "test_e2e")
         text = log_path.read_text(errors="replace")
         ran, failed, skipped = unittest_counts(text, rc)
         if failed:

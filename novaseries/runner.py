@@ -138,7 +138,7 @@ def test_env(target, venv, tree):
 
 
 #: Seconds between two progress lines of a running stestr.
-PROGRESS_EVERY = 15.0
+STESTR_PROGRESS_EVERY = 15.0
 
 #: subunit v2 status values (the low 3 bits of a packet's flags) of a test
 #: that has ended: success, uxsuccess, skip, fail, xfail.
@@ -200,7 +200,7 @@ class SubunitCounter:
         self._buffer = buf[pos:]
 
 
-def _watch_progress(path, proc, label, every=PROGRESS_EVERY, clock=time.monotonic,
+def _watch_progress(path, proc, label, every=STESTR_PROGRESS_EVERY, clock=time.monotonic,
                     wait=None):
     """While ``proc`` runs, say every ``every`` seconds how many tests of
     the subunit stream at ``path`` have ended.  Returns the counter."""
@@ -271,7 +271,7 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     (a worker killed between tests, a crash in discovery: the tests it did
     not run are missing from the results, so the caller counts the run as
     a failure, :func:`stestr_failure`).  Says how many tests
-    have ended every :data:`PROGRESS_EVERY` seconds while it runs, as
+    have ended every :data:`STESTR_PROGRESS_EVERY` seconds while it runs, as
     ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
     the tree (see :func:`exclude_list`), as the mode's tox env passes it;
     ``concurrency``: stestr's workers (None: its default, one per core).

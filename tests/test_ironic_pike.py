@@ -174,7 +174,7 @@ class RealIronicStepTest(unittest.TestCase):
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
 
-            def selftest(tree, log, **kw):
+            def selftest(tree, nova_env, log, **kw):
                 log.write(output)
                 return rc
             target = mock.Mock(modes={"threading": None})
@@ -205,7 +205,7 @@ class RealIronicStepTest(unittest.TestCase):
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
 
-            def selftest(tree, log, **kw):
+            def selftest(tree, nova_env, log, **kw):
                 log.write("Ran 3 tests in 1s\n\nOK\n")
                 return 0
             target = mock.Mock(modes={"eventlet": None, "threading": None})

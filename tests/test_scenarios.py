@@ -19,8 +19,8 @@ NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
 SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake',
-                                              'play_real', 'watch')]
+PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_real',
+                                              'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 

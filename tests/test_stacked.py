@@ -1,7 +1,7 @@
 """Stacked targets (``below``/``below_upto``): a separate change on part of
 another folder's series -- prepared with it, exported without it."""
 
-from novaseries import checks, export, targets, tree
+from novaseries import commit_checks, export, targets, tree
 from novaseries.util import HarnessError, git
 from tests import helpers
 
@@ -105,8 +105,8 @@ class StackedTargetTest(helpers.ProjectTestCase):
         self.assertIn("not exported", str(ctx.exception))
 
     def test_check_commits_lints_only_own_commits(self):
-        outcomes = checks.check_commits(self.ctx, self.stacked, self.work,
-                                        run_tests=False)
+        outcomes = commit_checks.check_commits(self.ctx, self.stacked, self.work,
+                                               run_tests=False)
         self.assertEqual(["commit-msg"], [o.name.split()[0] for o in outcomes])
         self.assertIn("Add another thing", outcomes[0].name)
 
@@ -126,7 +126,7 @@ class CommitModesTest(helpers.ProjectTestCase):
         seen = []
         with mock.patch.object(runner, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(list(t.modes)) or []):
-            checks.check_commits(self.ctx, target, work)
+            commit_checks.check_commits(self.ctx, target, work)
         self.assertGreater(len(seen), 1)
         self.assertEqual([["threading"]] * (len(seen) - 1) + [["eventlet", "threading"]],
                          seen)
@@ -147,7 +147,7 @@ class CommitFunctionalModulesTest(helpers.ProjectTestCase):
         with mock.patch.object(runner, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(
                                    (k["functional_only"], k["touched"])) or []):
-            checks.check_commits(self.ctx, self.target, work)
+            commit_checks.check_commits(self.ctx, self.target, work)
         # the driver fix touches no functional module, the reproducer-like
         # commit its own; the last commit runs everything
         self.assertEqual([[], ["nova.tests.functional.test_bug_NNNNNNN"], None],
@@ -172,7 +172,7 @@ class LastCommitUnitTest(helpers.ProjectTestCase):
         seen = []
         with mock.patch.object(runner, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(k["skip_unit"]) or []):
-            checks.check_commits(self.ctx, self.target, work)
+            commit_checks.check_commits(self.ctx, self.target, work)
         self.assertEqual(3, len(seen))
         self.assertEqual("", seen[0])
         self.assertIn("only touches functional tests", seen[1])

@@ -1,8 +1,8 @@
 """``novaseries check-commits TARGET``: lint every commit message of the
-series and test every commit (:func:`novaseries.checks.check_commits`);
+series and test every commit (:func:`novaseries.commit_checks.check_commits`);
 prints the summary and ``N passed, N failed, N skipped``."""
 
-from novaseries import checks
+from novaseries import commit_checks
 from novaseries.commands import common
 
 HELP = "lint every commit message and test every commit of the series"
@@ -16,4 +16,5 @@ def add_arguments(parser, ctx):
 def run(ctx, args):
     target = common.target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
-    return common.report(checks.check_commits(ctx, target, tree, run_tests=not args.lint_only))
+    return common.report(commit_checks.check_commits(ctx, target, tree,
+                                                     run_tests=not args.lint_only))

@@ -139,9 +139,9 @@ def _selftest(ctx, args):
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
     mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
-    return selftest.run(tree, args.nova_venv, ctx.build,
-                        args.pattern, expect=args.expect, root=ctx.root,
-                        nova_env=mode.mode.env)
+    return selftest.run(tree, mode.mode.env, nova_venv=args.nova_venv,
+                        build=ctx.build, pattern=args.pattern, expect=args.expect,
+                        root=ctx.root)
 
 
 #: What each action runs: ``func(ctx, args) -> exit status``.

@@ -35,8 +35,8 @@ DRIVER_TESTS = _HERE / "driver_tests"
 PIKE_DRIVER_TESTS = _HERE / "pike_driver_tests"
 
 
-def run(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
-        root=None, nova_env=None):
+def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
+        log=None, root=None):
     """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
@@ -49,9 +49,10 @@ def run(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
         inherited stdout/stderr).
     :param root: the project checkout (``pins/``); default the one this
         module lives in.
-    :param nova_env: environment for Nova's concurrency mode (a mode's
-        ``env`` in targets.toml, e.g. ``OS_NOVA_DISABLE_EVENTLET_PATCHING``
-        ``True`` for native threads); default eventlet mode.
+    :param nova_env: environment of Nova's concurrency mode (the mode's
+        ``env`` in targets.toml ``[modes]``, e.g.
+        ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` ``True`` for native threads):
+        the caller chooses the mode, this module declares none.
     :returns: the test run's exit code.
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
@@ -72,10 +73,10 @@ def run(tree, nova_venv=None, build=None, pattern=None, expect=None, log=None,
         "REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
             "REALIRONIC_EXPECT", "auto"),
         "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1", "OS_NOVA_DISABLE_EVENTLET_PATCHING": "False",
+        "PYTHONDONTWRITEBYTECODE": "1",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
-    env.update(nova_env or {})
+    env.update(nova_env)
     tests = str(DRIVER_TESTS)
     cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
     if pattern:

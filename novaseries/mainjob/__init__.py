@@ -7,8 +7,8 @@ Prepares two trees of the master target from its series:
   ``nova/tests/functional/regressions/``): Nova as released, plus the test
   fixtures the series adds;
 * ``fixed``: what a packager ships: target ``master-all``, the whole
-  series with the separate rebuild change (``patches/rebuild/master``,
-  bug KKKKKKK) stacked on it;
+  series with the separate changes stacked on it (``patches/rebuild/master``,
+  ``patches/unplugvifs/master``, ``patches/nodeleak/on-teardown/master``);
 
 then plays every scenario of ``scenarios/scenario_table.py`` in each tree
 (the scenario player, ``python -m novaseries.scenarios.play``), in
@@ -20,8 +20,8 @@ against what the tree is expected to do (the checks of each scenario in
 JSON.
 
 Exit status: 0 when the fixed tree gets every scenario right, 1 otherwise.
-The reproducer tree is expected to show the bug; its verdicts are reported,
-not enforced.
+The reproducer tree is expected to show the bug; its verdicts are reported
+here, and ``ci``'s main job step fails when it shows none (``cisteps``).
 
 Which module does what: ``trees`` prepares the trees and runs the player
 (and the benchmark) in them; ``judge`` judges the observations;

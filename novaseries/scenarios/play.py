@@ -28,7 +28,7 @@ Usage (what ``novaseries run`` does for each tree)::
 
 ``--bench`` makes one run (number RUN, its seed) of one benchmark spec
 (``bench_table.parse``); the harness starts a process for each run. A run
-prints a progress line every ``play_bench.PROGRESS_EVERY`` seconds on
+prints a progress line every ``play_bench.BENCH_PROGRESS_EVERY`` seconds on
 stderr; one that has not ended after ``--deadline`` seconds writes its
 threads' stacks, who holds Nova's test database locks and the end of
 Nova's log there, a record with an ``error``, and exits 3 (see

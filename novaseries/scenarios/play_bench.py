@@ -317,7 +317,7 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
 
 
 #: Seconds between two progress lines of a benchmark run on stderr.
-PROGRESS_EVERY = 10.0
+BENCH_PROGRESS_EVERY = 10.0
 
 
 def _lock_state():
@@ -358,7 +358,7 @@ class Watchdog:
     """A benchmark run's progress and, if it does not end in time, its
     thread dump.
 
-    Every PROGRESS_EVERY seconds a line on stderr (the harness's log): the
+    Every BENCH_PROGRESS_EVERY seconds a line on stderr (the harness's log): the
     build attempts started and ended, servers final. After ``deadline``
     seconds: every thread's stack, the lock state (_lock_state), the last
     lines of Nova's log, a record with an ``error`` written to ``out``, and
@@ -390,8 +390,8 @@ class Watchdog:
     def _run(self):
         end = self.start + self.deadline if self.deadline > 0 else None
         while True:
-            wait = PROGRESS_EVERY if end is None else min(
-                PROGRESS_EVERY, end - time.monotonic())
+            wait = BENCH_PROGRESS_EVERY if end is None else min(
+                BENCH_PROGRESS_EVERY, end - time.monotonic())
             if wait > 0:
                 time.sleep(wait)
             now = time.monotonic() - self.start

@@ -8,12 +8,12 @@ root, for :mod:`novaseries.ironic.service`, which they start through
 ``service.shared()``), Nova's test venv and the Ironic venv.  The run is
 ``python -m unittest discover -s <this folder> -t <this folder>``: this
 folder is its top-level directory, so the modules here import each other by
-bare name (``import _guard``, ``import backends``, ``import scenarios``) and
+bare name (``import _guard``, ``import contract_backends``, ``import contract_scenarios``) and
 are never imported as ``novaseries.ironic.driver_tests.*``.  (It is a
 package only so that the harness's wheel ships it.)
 
 * ``test_contract.py``: the fake Ironic of the series against the real one,
-  scenario by scenario (``scenarios.py``, ``backends.py``);
+  scenario by scenario (``contract_scenarios.py``, ``contract_backends.py``);
 * ``test_e2e.py``: Nova's ``IronicDriver`` end to end against the real one
   (the series' fix); ``test_e2e_nodeleak.py``: the node-leak change; what
   they share is in ``e2e.py`` (not a test module);

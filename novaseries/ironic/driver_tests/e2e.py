@@ -58,7 +58,7 @@ import warnings  # noqa: E402
 
 from novaseries.ironic import rest  # noqa: E402
 
-import backends  # noqa: E402
+import contract_backends  # noqa: E402
 
 
 #: The unpatched Proxy.get_endpoint: nova.test mocks it (OpenStackSDKFixture)
@@ -105,7 +105,7 @@ class DriverAgainstRealIronic(test.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(_RealGetEndpoint())
-        self.ironic = backends.ironic()
+        self.ironic = contract_backends.ironic()
         self.client = rest.Client(self.ironic.url)
         self.flags(auth_type='none', endpoint_override=self.ironic.url,
                    api_retry_interval=1, api_max_retries=60, group='ironic')
@@ -119,7 +119,7 @@ class DriverAgainstRealIronic(test.TestCase):
             missing image answers 404, so the deploy fails in Ironic).
         :param deploy_interface: the node's: ``direct`` waits in ``wait
             call-back``; ``fake`` stays ``deploying`` (lock held) for
-            ``backends.FAKE_DEPLOY_DELAY`` twice, then goes ``active``.
+            ``contract_backends.FAKE_DEPLOY_DELAY`` twice, then goes ``active``.
         """
         self.node = self.client.create_available_node(
             deploy_interface=deploy_interface)

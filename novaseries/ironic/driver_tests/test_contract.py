@@ -1,6 +1,6 @@
 """Contract tests: the fake Ironic behaves like a real Ironic 39.0.0.
 
-For each scenario of ``scenarios.SCENARIOS`` (undeploy in wait call-back,
+For each scenario of ``contract_scenarios.SCENARIOS`` (undeploy in wait call-back,
 maintenance + delete, delete refused while associated, undeploy refused
 while deploying or available, abort, deploy failure):
 
@@ -34,21 +34,21 @@ else:
 import os  # noqa: E402
 import threading  # noqa: E402
 
-import backends  # noqa: E402
-import scenarios  # noqa: E402
+import contract_backends  # noqa: E402
+import contract_scenarios  # noqa: E402
 
 # Without the fake Ironic patch in the tree (a fix-only tree), the fake side
 # is skipped; REALIRONIC_NEED_FIXTURE=1 makes that an error instead.
 FIXTURE_MISSING_IS_ERROR = os.environ.get('REALIRONIC_NEED_FIXTURE') == '1'
 
-#: {scenario name: scenarios.Run} of the real Ironic, shared by the tests.
+#: {scenario name: contract_scenarios.Run} of the real Ironic, shared by the tests.
 _REAL = {}
 _REAL_BACKEND = []
 
 
 def real_backend():
     if not _REAL_BACKEND:
-        _REAL_BACKEND.append(backends.RealBackend())
+        _REAL_BACKEND.append(contract_backends.RealBackend())
     return _REAL_BACKEND[0]
 
 
@@ -64,12 +64,12 @@ def real_run(scn):
 
         def one(s):
             try:
-                _REAL[s.name] = scenarios.run(backend, s)
+                _REAL[s.name] = contract_scenarios.run(backend, s)
             except Exception as e:  # noqa: BLE001 - re-raised per test
                 _REAL[s.name] = e
 
         threads = [threading.Thread(target=one, args=(s,))
-                   for s in scenarios.SCENARIOS]
+                   for s in contract_scenarios.SCENARIOS]
         for t in threads:
             t.start()
         for t in threads:
@@ -85,10 +85,10 @@ class TestRealIronic(testtools.TestCase):
 
     def test_sdk_microversion(self):
         """openstacksdk (pinned) talks baremetal 1.109 to Ironic 39.0.0."""
-        backend = backends.RealBackend()
+        backend = contract_backends.RealBackend()
         node = backend.new_node()
-        list(backend.proxy.nodes(instance_id=node, fields=scenarios.NOVA_FIELDS))
-        backend.proxy.get_node(node, fields=scenarios.NOVA_FIELDS)
+        list(backend.proxy.nodes(instance_id=node, fields=contract_scenarios.NOVA_FIELDS))
+        backend.proxy.get_node(node, fields=contract_scenarios.NOVA_FIELDS)
         backend.proxy.patch_node(node, [{'op': 'add', 'path': '/extra/x',
                                          'value': 'y'}])
         self.assertRaises(openstack.exceptions.BadRequestException,
@@ -130,20 +130,20 @@ class TestFakeMatchesReal(testtools.TestCase):
 def _make_tests(scn):
     def test_real(self):
         result = real_run(scn)
-        problems = scenarios.match_expected(scn, result)
-        self.assertEqual([], problems, '\n' + scenarios.describe(result))
+        problems = contract_scenarios.match_expected(scn, result)
+        self.assertEqual([], problems, '\n' + contract_scenarios.describe(result))
 
     def test_fake(self):
-        fake = scenarios.run(backends.FakeBackend(self.fixture), scn)
+        fake = contract_scenarios.run(contract_backends.FakeBackend(self.fixture), scn)
         real = real_run(scn)
-        problems = (scenarios.match_expected(scn, fake) +
-                    scenarios.compare(scn, real, fake))
-        print('\n%s\n%s' % (scenarios.describe(real),
-                            scenarios.describe(fake)))
-        for line in scenarios.detail_differences(real, fake):
+        problems = (contract_scenarios.match_expected(scn, fake) +
+                    contract_scenarios.compare(scn, real, fake))
+        print('\n%s\n%s' % (contract_scenarios.describe(real),
+                            contract_scenarios.describe(fake)))
+        for line in contract_scenarios.detail_differences(real, fake):
             print('  detail difference (not failing): %s' % line)
         self.assertEqual([], problems, '\n%s\n%s' % (
-            scenarios.describe(real), scenarios.describe(fake)))
+            contract_scenarios.describe(real), contract_scenarios.describe(fake)))
 
     test_real.__doc__ = 'Real Ironic: %s as recorded.' % scn.name
     test_fake.__doc__ = 'Fake Ironic matches real Ironic: %s.' % scn.name
@@ -151,5 +151,5 @@ def _make_tests(scn):
     setattr(TestFakeMatchesReal, 'test_%s' % scn.name, test_fake)
 
 
-for _scn in scenarios.SCENARIOS:
+for _scn in contract_scenarios.SCENARIOS:
     _make_tests(_scn)

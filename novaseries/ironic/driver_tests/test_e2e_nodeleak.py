@@ -4,7 +4,7 @@ The delete of a server whose node Ironic is still ``deploying``
 (bug 2169776, the ``nodeleak`` change): Ironic's conductor holds the node's
 lock for all of ``deploying`` and refuses the tear-down with 409
 (NodeLocked).  ``TestDestroyWhileDeploying`` deploys with the ``fake``
-deploy interface, which ``backends.FAKE_DEPLOY_DELAY`` keeps in
+deploy interface, which ``contract_backends.FAKE_DEPLOY_DELAY`` keeps in
 ``deploying`` (lock held) for about 4 s before it goes ``active``:
 
 * with that change, destroy() retries the tear-down every
@@ -59,7 +59,7 @@ class TestDestroyWhileDeploying(e2e.DriverAgainstRealIronic):
 
     The node deploys with the ``fake`` deploy interface, which the real
     Ironic keeps in ``deploying`` with the node's lock held for about 4 s
-    (``backends.FAKE_DEPLOY_DELAY``), then ``active``.  As soon as it is
+    (``contract_backends.FAKE_DEPLOY_DELAY``), then ``active``.  As soon as it is
     ``deploying``, the test sets task_state DELETING (what the API's delete
     does first); spawn() sees it at its next poll (within 1 s) and ends, and
     the compute manager's clean-up calls destroy(), while Ironic still holds

@@ -19,7 +19,7 @@ from nova import utils as nova_utils
 
 from novaseries.ironic import rest, service
 
-import scenarios
+import contract_scenarios
 
 #: Fake delays of the real Ironic: 1 s per fake power and boot action, so that
 #: ``deploying`` (about 3 s) and ``deleting`` (about 4 s) last long enough for
@@ -115,7 +115,7 @@ def nova_proxy(url, record=None):
     return proxy
 
 
-class RealBackend(scenarios.Backend):
+class RealBackend(contract_scenarios.Backend):
     name = 'real Ironic'
     real = True
     max_polls = 100000  # bounded by deadline() instead
@@ -170,7 +170,7 @@ class RealBackend(scenarios.Backend):
 
     def snapshot(self, node):
         try:
-            return scenarios.snapshot_of(self.operator_proxy.get_node(node))
+            return contract_scenarios.snapshot_of(self.operator_proxy.get_node(node))
         except sdk_exc.NotFoundException:
             return None
 
@@ -188,7 +188,7 @@ class RealBackend(scenarios.Backend):
         return dict(out)
 
 
-class FakeBackend(scenarios.Backend):
+class FakeBackend(contract_scenarios.Backend):
     name = 'fake Ironic'
     max_polls = 60
 
@@ -206,7 +206,7 @@ class FakeBackend(scenarios.Backend):
                  'image_os_hash_value': '0' * 64})
 
     def snapshot(self, node):
-        return scenarios.snapshot_of(self.fixture.get(node))
+        return contract_scenarios.snapshot_of(self.fixture.get(node))
 
     def after_deploy_request(self, node, bad_image):
         if bad_image:
