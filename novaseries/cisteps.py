@@ -67,6 +67,19 @@ def unittest_counts(text, rc):
     return ran, failed, skipped
 
 
+def _unittest_outcome(name, log_path, rc):
+    """``(tests run, Outcome named name)`` of a unittest run whose output is
+    in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
+    a crash or a run of no test is a failure); a failed run's last 40 lines
+    go to the log as an error."""
+    text = log_path.read_text(errors="replace")
+    ran, failed, skipped = unittest_counts(text, rc)
+    if failed:
+        LOG.error("\n".join(text.strip().splitlines()[-40:]))
+    return ran, Outcome(name, passed=max(0, ran - failed - skipped), failed=failed,
+                        skipped=skipped, note=f"log: {log_path}")
+
+
 def real_ironic_step(ctx):
     """Run novaseries/ironic/driver_tests against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
@@ -90,16 +103,11 @@ def real_ironic_step(ctx):
             rc = selftest.run(tree, env, nova_venv=venv, build=ctx.build,
                               expect="fixed", log=log, root=ctx.root,
                               pattern=None if mode in ci_modes else "test_e2e")
-        text = log_path.read_text(errors="replace")
-        ran, failed, skipped = unittest_counts(text, rc)
-        if failed:
-            LOG.error("\n".join(text.strip().splitlines()[-40:]))
-        say(f"real Ironic tests [{mode}]: {ran} run, {failed} failed, {skipped} "
-            f"skipped (log: {log_path})")
-        outcomes.append(Outcome(
-            f"real Ironic contract + end-to-end tests [{mode}]",
-            passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
-            note=f"log: {log_path}"))
+        ran, outcome = _unittest_outcome(
+            f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)
+        say(f"real Ironic tests [{mode}]: {ran} run, {outcome.failed} failed, "
+            f"{outcome.skipped} skipped (log: {log_path})")
+        outcomes.append(outcome)
     return outcomes
 
 
@@ -251,15 +259,10 @@ def pike_real_ironic_step(ctx):
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
             venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:
-        text = log_path.read_text(errors="replace")
-        ran, failed, skipped = unittest_counts(text, rc)
-        if failed:
-            LOG.error("\n".join(text.strip().splitlines()[-40:]))
         what = ("the bug shown" if label == "unpatched" else "the fix")
-        outcomes.append(Outcome(
+        outcomes.append(_unittest_outcome(
             f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
-            passed=max(0, ran - failed - skipped), failed=failed, skipped=skipped,
-            note=f"log: {log_path}"))
+            log_path, rc)[1])
     return outcomes
 
 

@@ -167,7 +167,10 @@ class RealIronicStepTest(unittest.TestCase):
     """CI runs the real-Ironic tests in targets.toml's default modes only
     (threading)."""
 
-    def _step(self, output, rc=0):
+    def _step(self, output, rc=0, modes=("threading",)):
+        """Run real_ironic_step with a selftest that writes ``output`` and
+        returns ``rc``, for a master-all target in ``modes``; return the
+        Outcomes and the selftest mock."""
         helpers.capture_log(self)
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
@@ -177,38 +180,7 @@ class RealIronicStepTest(unittest.TestCase):
             def selftest(tree, nova_env, log, **kw):
                 log.write(output)
                 return rc
-            target = mock.Mock(modes={"threading": None})
-            with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
-                    mock.patch.object(cisteps.targets_mod, "default_modes",
-                                      return_value=("threading",)), \
-                    mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
-                    mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
-                    mock.patch.object(cisteps.selftest, "run", side_effect=selftest), \
-                    mock.patch.object(cisteps, "say"):
-                return cisteps.real_ironic_step(ctx)
-
-    def test_a_run_without_tests_is_a_failure(self):
-        # unittest exits 0 when discovery finds nothing (or a pattern
-        # matches no test): no pass
-        outcomes = self._step("Ran 0 tests in 0.000s\n\nOK\n")
-        self.assertEqual([(0, 1)], [(o.passed, o.failed) for o in outcomes])
-        outcomes = self._step("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n", rc=5)
-        self.assertEqual([(0, 1)], [(o.passed, o.failed) for o in outcomes])
-        outcomes = self._step("Ran 4 tests in 1s\n\nOK\n")
-        self.assertEqual([(4, 0)], [(o.passed, o.failed) for o in outcomes])
-
-    def test_ci_modes_only(self):
-        helpers.capture_log(self)
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = pathlib.Path(tmp)
-            ctx = mock.Mock(build=tmp)
-            ctx.results.return_value = tmp
-
-            def selftest(tree, nova_env, log, **kw):
-                log.write("Ran 3 tests in 1s\n\nOK\n")
-                return 0
-            target = mock.Mock(modes={"eventlet": None, "threading": None})
+            target = mock.Mock(modes=dict.fromkeys(modes))
             with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
                     mock.patch.object(cisteps.targets_mod, "default_modes",
                                       return_value=("threading",)), \
@@ -218,7 +190,21 @@ class RealIronicStepTest(unittest.TestCase):
                     mock.patch.object(cisteps.selftest, "run",
                                       side_effect=selftest) as run, \
                     mock.patch.object(cisteps, "say"):
-                outcomes = cisteps.real_ironic_step(ctx)
+                return cisteps.real_ironic_step(ctx), run
+
+    def test_a_run_without_tests_is_a_failure(self):
+        # unittest exits 0 when discovery finds nothing (or a pattern
+        # matches no test): no pass
+        outcomes, _ = self._step("Ran 0 tests in 0.000s\n\nOK\n")
+        self.assertEqual([(0, 1)], [(o.passed, o.failed) for o in outcomes])
+        outcomes, _ = self._step("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n", rc=5)
+        self.assertEqual([(0, 1)], [(o.passed, o.failed) for o in outcomes])
+        outcomes, _ = self._step("Ran 4 tests in 1s\n\nOK\n")
+        self.assertEqual([(4, 0)], [(o.passed, o.failed) for o in outcomes])
+
+    def test_ci_modes_only(self):
+        outcomes, run = self._step("Ran 3 tests in 1s\n\nOK\n",
+                                   modes=("eventlet", "threading"))
         self.assertEqual(1, run.call_count)
         self.assertIsNone(run.call_args.kwargs["pattern"])  # all of them
         self.assertEqual([(3, 0)], [(o.passed, o.failed) for o in outcomes])
