@@ -12,8 +12,9 @@ a reproducer's, those a fix flips), and the unit selections are not
 re-run at a commit that only touches paths no unit test can see
 (:data:`runner.UNIT_IRRELEVANT`); the last commit's run is the same as
 ``novaseries test`` at HEAD: every unit selection of the target (whatever
-the series touches: one that selects nothing fails) and every functional
-module the series touches.
+the series touches: one that selects nothing fails), every functional
+module the series touches and the target's ``functional`` selections
+(the commits before the last do not run those).
 """
 
 from novaseries import lint, runner

@@ -459,6 +459,25 @@ def functional_modules(tree, rev="HEAD"):
     return test_modules(tree, rev, "nova/tests/functional")
 
 
+def functional_selections(target, tree, rev="HEAD", functional_only=None):
+    """``(modules, selections)``: what a functional run of ``target`` at
+    ``rev`` runs.  ``modules``: the functional test modules the series
+    touches up to ``rev`` (:func:`functional_modules`), only those of
+    ``functional_only`` when given (check-commits before the last commit:
+    the commit's own); ``selections``: the target's ``functional``
+    selections (targets.toml), at HEAD and at the last commit only
+    (``functional_only`` None), with the touched modules a selection
+    names or holds left to it (each test is counted once, under its
+    selection)."""
+    modules = functional_modules(tree, rev)
+    if functional_only is not None:
+        return [m for m in modules if m in functional_only], []
+    selections = list(target.functional)
+    modules = [m for m in modules
+               if not any(m == s or m.startswith(s + ".") for s in selections)]
+    return modules, selections
+
+
 def run_flake8(venv, target, tree, rev, label, touched=None):
     """``flake8 <python files touched by base..rev>`` from the tree root;
     ``touched``: the files to check instead (check-commits passes a
@@ -601,8 +620,10 @@ def functional_concurrency(mode, concurrency):
 
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
               concurrency=None, functional_only=None, touched=None):
-    """Run the unit selections, the touched functional modules and flake8 on
-    ``tree`` (checked out at ``rev``); return a list of Outcomes.
+    """Run the unit selections, the touched functional modules (with the
+    target's ``functional`` selections when ``functional_only`` is None:
+    HEAD, check-commits' last commit; :func:`functional_selections`) and
+    flake8 on ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
     ``target`` may be in a mode (:meth:`~novaseries.targets.Target.in_mode`):
     its env, the mode's suites and exclude lists, and ``[mode]`` in every
@@ -654,14 +675,14 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
             outcomes.append(count(f"{label} unit {name}", group, note))
         outcomes += filter(None, (stestr_failure(f"{label} unit stestr run", n)
                                   for n in notes))
-    modules = functional_modules(tree, rev)
-    if functional_only is not None:
-        modules = [m for m in modules if m in functional_only]
+    modules, selections = functional_selections(target, tree, rev, functional_only)
     if "functional" not in suites:
         say(f"[{label}] functional: not run in this mode (targets.toml)")
-    elif modules:
-        say(f"[{label}] functional: {', '.join(modules)}")
-        filters = [re.escape(m) + r"\." for m in modules]
+    elif modules or selections:
+        say(f"[{label}] functional: {', '.join(selections + modules)}")
+        # one run; each test counted under the first filter it matches: a
+        # selection first (a class of a touched module counts as itself)
+        filters = [re.escape(m) + r"\." for m in selections + modules]
         results, note = run_stestr(target, venv, tree, filters, outdir, "functional",
                                    test_path=FUNCTIONAL_PATH, progress=f"{label} functional",
                                    exclude=mode and mode.functional_exclude,
@@ -676,7 +697,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         say(f"[{label}] functional: this commit touches no functional test module "
             "(the last commit runs them all)")
     else:
-        say(f"[{label}] functional: the series touches no functional test module")
+        say(f"[{label}] functional: the series touches no functional test module "
+            "and the target names no functional selection")
     if flake8:
         outcomes.append(run_flake8(venv, target, tree, rev, label, touched=touched))
     for outcome in outcomes:

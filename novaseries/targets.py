@@ -18,8 +18,13 @@ from novaseries.util import HarnessError
 TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
 
 #: The suites a mode can run: Nova's unit selections and the functional
-#: test modules the series touches.
+#: test modules the series touches (with the target's ``functional``
+#: selections at HEAD).
 SUITES = ("unit", "functional")
+
+#: A ``functional`` selection of targets.toml: a dotted name under
+#: ``nova.tests.functional`` (a package, module or test class).
+FUNCTIONAL_SELECTION = re.compile(r"nova\.tests\.functional(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +121,14 @@ class Target:
     commit_modes: list = dataclasses.field(default_factory=list)
     #: The mode this Target is in (set by :meth:`in_mode`), or None.
     mode: Mode = None
+    #: Functional selections (stestr filters: a module or class under
+    #: ``nova.tests.functional``) beyond the functional modules the series
+    #: touches, for coverage of the Nova code it changes: run at HEAD
+    #: (``test``) and at check-commits' last commit only, in the mode's
+    #: functional suite, in the same stestr run as the touched modules
+    #: (:func:`novaseries.runner.test_tree`); each counted on its own, one
+    #: that selects no test fails.
+    functional: list = dataclasses.field(default_factory=list)
 
     @property
     def venv_name(self):
@@ -404,8 +417,36 @@ def load(ctx, path=None):
             commit_modes=list(merged.get("commit_modes", [])),
             unit_paths={k: [str(p) for p in v]
                         for k, v in merged.get("unit_paths", {}).items()},
+            functional=_functional(path, name, merged.get("functional", [])),
         )
     return targets
+
+
+def _functional(path, name, value):
+    """``functional`` of targets.toml (inherited from ``[defaults]``): a
+    list of dotted names under ``nova.tests.functional`` (a module, e.g.
+    ``nova.tests.functional.regressions.test_bug_1853009``, or a class,
+    ``nova.tests.functional.test_servers.ServerRescheduleTests``), none
+    twice nor inside another (split_by_filter gives a test to the first
+    selection that matches it: the other would run no test); HarnessError
+    naming the target for anything else."""
+    where = f"targets file {path}: target {name}: functional"
+    if not isinstance(value, list):
+        raise HarnessError(f"{where} must be a list of dotted names under "
+                           f"nova.tests.functional, not {value!r}")
+    for entry in value:
+        if not isinstance(entry, str) or not FUNCTIONAL_SELECTION.fullmatch(entry):
+            raise HarnessError(
+                f"{where}: {entry!r} is not a dotted name under nova.tests.functional "
+                "(a module such as nova.tests.functional.regressions.test_bug_1853009 "
+                "or a class such as "
+                "nova.tests.functional.test_servers.ServerRescheduleTests)")
+    for i, one in enumerate(value):
+        for other in value[i + 1:]:
+            if one == other or other.startswith(one + ".") or one.startswith(other + "."):
+                raise HarnessError(f"{where}: {one!r} and {other!r} overlap "
+                                   "(each test is counted under one selection)")
+    return list(value)
 
 
 def _below(path, name, value, root):

@@ -409,7 +409,7 @@ class FakeStestrTreeTest(unittest.TestCase):
 
     def run_tree(self, unit, unit_paths=None, touched=None, changed=()):
         target = mock.Mock(env={}, mode=None, unit=list(unit),
-                           unit_paths=dict(unit_paths or {}),
+                           unit_paths=dict(unit_paths or {}), functional=[],
                            below_series=mock.Mock(return_value=[]))
         target.name = "t"
         ctx = mock.Mock()
@@ -464,3 +464,209 @@ class FakeStestrTreeTest(unittest.TestCase):
         outcomes = self.run_tree([])
         self.assertEqual(1, sum(o.failed for o in outcomes), outcomes)
         self.assertIn("no unit selection", outcomes[0].note)
+
+
+#: What the fake ``subunit2csv`` of :class:`FunctionalSelectionsTest`
+#: prints for a functional run: two tests of the touched module, one of a
+#: regression module selected whole, two of a selected class and one of
+#: its subclass (which the class's selection must not take), one of
+#: another class of the touched module.
+FUNCTIONAL_CSV = """test,status,start_time,stop_time
+nova.tests.functional.regressions.test_bug_NNNNNNN.T.test_a,success,x,x
+nova.tests.functional.regressions.test_bug_NNNNNNN.T.test_b,fail,x,x
+nova.tests.functional.regressions.test_bug_1853009.T.test_c,success,x,x
+nova.tests.functional.test_servers.ServerRescheduleTests.test_d,success,x,x
+nova.tests.functional.test_servers.ServerRescheduleTests.test_e,skip,x,x
+nova.tests.functional.test_servers.ServerRescheduleTestsWithNested.test_f,success,x,x
+nova.tests.functional.test_servers.ServerBuildAbortTests.test_g,success,x,x
+"""
+UNIT_CSV = PASSED_CSV
+TOUCHED = "nova.tests.functional.regressions.test_bug_NNNNNNN"
+BUG = "nova.tests.functional.regressions.test_bug_1853009"
+RESCHEDULE = "nova.tests.functional.test_servers.ServerRescheduleTests"
+
+
+class FunctionalSelectionsTest(unittest.TestCase):
+    """A target's ``functional`` selections: at HEAD and at the last commit
+    (``functional_only`` None), in the same stestr run as the touched
+    functional modules, each counted on its own; not before the last
+    commit; not in a mode without the functional suite."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-fsel-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.tree = self.tmp / "tree"
+        (self.tree / "nova/tests/unit/virt/ironic").mkdir(parents=True)
+        (self.tree / "nova/tests/unit/virt/ironic/test_driver.py").write_text("")
+        self.venv = self.tmp / "venv"
+        (self.venv / "bin").mkdir(parents=True)
+        self.calls = self.tmp / "stestr.calls"
+        (self.tmp / "functional.csv").write_text(FUNCTIONAL_CSV)
+        (self.tmp / "unit.csv").write_text(UNIT_CSV)
+        # stestr: logs its arguments (one JSON list a line) and writes them
+        # as its "stream"; subunit2csv: the functional or the unit results
+        # after what that stream says the run was
+        tools = {
+            "stestr": "import json, sys\n"
+                      f"open({str(self.calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+                      "print(' '.join(sys.argv[1:]))\n",
+            "subunit2csv": "import sys\n"
+                           "kind = 'functional' if 'tests/functional' in sys.stdin.read() "
+                           "else 'unit'\n"
+                           f"folder = {str(self.tmp)!r}\n"
+                           "sys.stdout.write(open(f'{folder}/{kind}.csv').read())\n",
+        }
+        for name, body in tools.items():
+            script = self.venv / "bin" / name
+            script.write_text(f"#!{sys.executable}\n{body}")
+            script.chmod(0o755)
+        helpers.capture_log(self)
+
+    def stestr_runs(self):
+        import json
+        if not self.calls.exists():
+            return []
+        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+
+    def functional_runs(self):
+        return [args for args in self.stestr_runs() if "./nova/tests/functional" in args]
+
+    def run_tree(self, functional, touched=(TOUCHED,), functional_only=None, mode=None):
+        target = mock.Mock(env={}, mode=mode, unit=["nova.tests.unit.virt.ironic"],
+                           unit_paths={}, functional=list(functional),
+                           below_series=mock.Mock(return_value=[]))
+        target.name = "t"
+        ctx = mock.Mock()
+        ctx.results.side_effect = lambda name: self.tmp / "results" / name
+        with mock.patch.object(runner, "changed_files", return_value=[]), \
+                mock.patch.object(runner, "test_modules", return_value=[]), \
+                mock.patch.object(runner, "functional_modules", return_value=list(touched)), \
+                mock.patch.object(runner, "say"):
+            return runner.test_tree(ctx, target, self.tree, self.venv, rev="HEAD",
+                                    label="t@HEAD", flake8=False,
+                                    functional_only=functional_only)
+
+    @staticmethod
+    def counts(outcomes, prefix="t@HEAD functional "):
+        return {o.name[len(prefix):]: (o.passed, o.failed, o.skipped)
+                for o in outcomes if o.name.startswith(prefix)}
+
+    def test_selections_at_head_one_run_counted_each(self):
+        outcomes = self.run_tree([BUG, RESCHEDULE])
+        # one functional stestr run (one discovery) with the selections and
+        # the touched module; the unit run apart, as before
+        [run] = self.functional_runs()
+        self.assertEqual(2, len(self.stestr_runs()))
+        filters = run[run.index("--subunit") + 1:]
+        self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_1853009\.",
+                          r"nova\.tests\.functional\.test_servers\.ServerRescheduleTests\.",
+                          r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\."],
+                         filters)
+        # each selection counted on its own; a class's subclass is not its
+        # (the fake stream holds tests no filter selects: "(other)")
+        counts = self.counts(outcomes)
+        self.assertEqual((1, 0, 0), counts[BUG])
+        self.assertEqual((1, 0, 1), counts[RESCHEDULE])
+        self.assertEqual((1, 1, 0), counts[TOUCHED])
+        self.assertEqual((2, 0, 0), counts["(other)"])
+
+    def test_a_selection_that_selects_nothing_fails(self):
+        missing = "nova.tests.functional.test_servers.ServerDeleteBuildTests"
+        outcomes = self.run_tree([BUG, missing])
+        failed = {o.name: o.note for o in outcomes if o.failed}
+        self.assertIn(f"t@HEAD functional {missing}", failed)
+        self.assertIn("ran no tests", failed[f"t@HEAD functional {missing}"])
+        self.assertEqual((1, 0, 0), self.counts(outcomes)[BUG])
+
+    def test_selections_without_a_touched_module(self):
+        # the series touches no functional module: the selections run
+        outcomes = self.run_tree([BUG], touched=())
+        [run] = self.functional_runs()
+        self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_1853009\."],
+                         run[run.index("--subunit") + 1:])
+        self.assertEqual((1, 0, 0), self.counts(outcomes)[BUG])
+
+    def test_at_the_last_commit_not_before(self):
+        # the last commit (check-commits passes no functional_only, as
+        # test at HEAD): the selections with the touched module
+        outcomes = self.run_tree([BUG, RESCHEDULE], functional_only=None)
+        [run] = self.functional_runs()
+        self.assertEqual(3, len(run[run.index("--subunit") + 1:]))
+        self.assertEqual((1, 0, 0), self.counts(outcomes)[BUG])
+        # a commit before the last (check-commits passes its own modules):
+        # only the functional modules it touches, no selection
+        self.calls.unlink()
+        outcomes = self.run_tree([BUG, RESCHEDULE], functional_only=[TOUCHED])
+        [run] = self.functional_runs()
+        self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\."],
+                         run[run.index("--subunit") + 1:])
+        self.assertNotIn(BUG, self.counts(outcomes))
+        self.assertNotIn(RESCHEDULE, self.counts(outcomes))
+        # a commit that touches no functional module: no functional run
+        self.calls.unlink()
+        self.run_tree([BUG, RESCHEDULE], functional_only=[])
+        self.assertEqual([], self.functional_runs())
+
+    def test_a_touched_module_a_selection_covers_runs_once(self):
+        # the series touches test_servers: the class selection is counted
+        # as itself, the rest of the module as the module; a touched
+        # module a selection names runs once, under the selection
+        servers = "nova.tests.functional.test_servers"
+        outcomes = self.run_tree([RESCHEDULE, TOUCHED], touched=(TOUCHED, servers))
+        [run] = self.functional_runs()
+        self.assertEqual([r"nova\.tests\.functional\.test_servers\.ServerRescheduleTests\.",
+                          r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\.",
+                          r"nova\.tests\.functional\.test_servers\."],
+                         run[run.index("--subunit") + 1:])
+        counts = self.counts(outcomes)
+        self.assertEqual((1, 0, 1), counts[RESCHEDULE])
+        self.assertEqual((1, 1, 0), counts[TOUCHED])
+        self.assertEqual((2, 0, 0), counts[servers])
+        self.assertEqual(0, sum(o.failed for o in outcomes if o.name.endswith(servers)))
+
+    def test_in_a_mode_with_the_functional_suite_only(self):
+        from novaseries import targets
+        mode = targets.Mode("eventlet")  # unit and functional
+        outcomes = self.run_tree([BUG], touched=(), mode=mode)
+        self.assertEqual(1, len(self.functional_runs()))
+        self.assertEqual((1, 0, 0), self.counts(outcomes, "t@HEAD [eventlet] functional ")[BUG])
+        self.calls.unlink()
+        mode = targets.Mode("threading", suites=("unit",))
+        self.run_tree([BUG, RESCHEDULE], mode=mode)
+        self.assertEqual([], self.functional_runs())
+        self.assertEqual(1, len(self.stestr_runs()))  # the unit run
+
+    def test_each_mode_that_runs_functional_tests(self):
+        # from targets.toml through test_modes: inherited from [defaults],
+        # run in the mode with the functional suite, not in the other
+        from novaseries import targets
+        root = self.tmp / "project"
+        (root / "targets").mkdir(parents=True)
+        (root / "targets" / "targets.toml").write_text(f"""
+[defaults]
+unit = ["nova.tests.unit.virt.ironic"]
+functional = ["{BUG}"]
+[modes.eventlet]
+default = true
+[modes.threading]
+[targets.t]
+version = "1"
+sha256 = "{"0" * 64}"
+pins = "p.txt"
+patches = "patches/t"
+[targets.t.modes.eventlet]
+[targets.t.modes.threading]
+suites = ["unit"]
+""")
+        ctx = util.Context.create(root, self.tmp / "build", self.tmp / "cache")
+        target = targets.get(ctx, "t")
+        with mock.patch.object(runner, "ensure_venv", lambda ctx, t: (self.venv, 0)), \
+                mock.patch.object(runner, "changed_files", return_value=[]), \
+                mock.patch.object(runner, "test_modules", return_value=[]), \
+                mock.patch.object(runner, "functional_modules", return_value=[]), \
+                mock.patch.object(runner, "say"):
+            outcomes = runner.test_modes(ctx, target, self.tree, label="t@HEAD")
+        self.assertEqual(1, len(self.functional_runs()))
+        self.assertEqual({BUG: (1, 0, 0), "(other)": (4, 1, 1)},
+                         self.counts(outcomes, "t@HEAD [eventlet] functional "))
+        self.assertEqual({}, self.counts(outcomes, "t@HEAD [threading] functional "))

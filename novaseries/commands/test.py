@@ -1,5 +1,6 @@
 """``novaseries test TARGET``: the target's unit selections, the functional
-test modules the series touches and flake8, at the tree's HEAD, in each of
+test modules the series touches with the target's functional selections,
+and flake8, at the tree's HEAD, in each of
 the target's concurrency modes (:func:`novaseries.runner.test_modes`);
 prints the summary and ``N passed, N failed, N skipped``."""
 
