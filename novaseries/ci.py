@@ -49,7 +49,7 @@ def target_job(ctx, target, timings):
     _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
-    target = target.ci_modes()
+    original, target = target, target.ci_modes()
     t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
@@ -62,7 +62,8 @@ def target_job(ctx, target, timings):
     t0 = time.monotonic()
     try:
         if target.check_commits:
-            return commit_checks.check_commits(ctx, target, tree)
+            return commit_checks.check_commits(ctx, target, tree,
+                                               before_last=original.ci_commit_target())
         return runner.test_modes(ctx, target, tree)
     finally:
         timings.append((f"{target.name} tests", time.monotonic() - t0))

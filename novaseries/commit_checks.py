@@ -40,9 +40,12 @@ def lint_commits(tree, commits):
     return outcomes
 
 
-def check_commits(ctx, target, tree, run_tests=True):
+def check_commits(ctx, target, tree, run_tests=True, before_last=None):
     """Lint every commit message and (unless ``run_tests`` is false) test every
-    commit in a scratch worktree.  Returns a list of Outcomes."""
+    commit in a scratch worktree: the commits before the last in
+    ``before_last``'s modes (a Target; default: ``target`` in its
+    ``commit_modes``, every mode when it names none), the last one in every
+    mode of ``target``.  Returns a list of Outcomes."""
     tree_mod.check_tree(tree)
     # The commits of the series a target stacks on (``below``) are checked
     # by the target that owns them.
@@ -72,10 +75,12 @@ def check_commits(ctx, target, tree, run_tests=True):
                 # (its own tests), the unit selections of what it touches
                 only = runner.own_functional_modules(files)
                 touched = files
-            # every mode at the last commit; before it, the target's
-            # commit_modes (all if it names none)
-            moded = target if number == len(commits) else \
-                target.only_modes(target.commit_modes)
+            # every mode at the last commit; before it, before_last's (the
+            # target's commit_modes, all if it names none)
+            if number == len(commits):
+                moded = target
+            else:
+                moded = before_last or target.only_modes(target.commit_modes)
             outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
                                           skip_unit=skip, functional_only=only,
                                           touched=touched)

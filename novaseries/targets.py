@@ -155,6 +155,20 @@ class Target:
             n: m if m.ci_suites is None else dataclasses.replace(m, suites=m.ci_suites)
             for n, m in self.modes.items() if m.ci})
 
+    def ci_commit_target(self):
+        """This target as ``ci``'s check-commits runs the commits before the
+        last: the modes of ``commit_modes`` (every mode when it names none)
+        that ``ci`` runs (``ci = false`` leaves one out; when that leaves
+        none, :meth:`ci_modes`), each with its own ``suites``.  A mode's
+        ``ci_suites`` restrict the last commit only (what it leaves out
+        there runs at HEAD of a target that combines the changes); a
+        commit before the last runs the tests of what it touches, which
+        no other target runs at that commit."""
+        names = [n for n in (self.commit_modes or self.modes) if self.modes[n].ci]
+        if not names:
+            return self.ci_modes()
+        return self.only_modes(names)
+
     def only_modes(self, names):
         """This target with only the modes ``names`` (all when empty).
 

@@ -191,6 +191,48 @@ class ModesTest(unittest.TestCase):
                 self.load(TOML.replace('[targets.new.modes.eventlet]\n',
                                        '[targets.new.modes.eventlet]\n' + bad + '\n'))
 
+    def test_ci_commit_target(self):
+        # ci's commits before the last run in commit_modes with the mode's
+        # own suites: ci_suites restrict the last commit only
+        toml = TOML.replace('[targets.new.modes.eventlet]\n',
+                            '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n'
+                            ).replace('patches = "patches/new"\n',
+                                      'patches = "patches/new"\ncommit_modes = ["eventlet"]\n', 1)
+        new = self.load(toml)["new"]
+        before_last = new.ci_commit_target()
+        self.assertEqual(["eventlet"], list(before_last.modes))
+        self.assertEqual(("unit", "functional"), before_last.modes["eventlet"].suites)
+        self.assertEqual(("unit",), new.ci_modes().modes["eventlet"].suites)
+        # no commit_modes: every mode ci runs; a mode ci leaves out is left
+        # out before the last commit too
+        old = self.load(TOML.replace('suites = ["unit"]', 'suites = ["unit"]\nci = false'))["old"]
+        self.assertEqual(list(old.ci_modes().modes), list(old.ci_commit_target().modes))
+        self.assertNotIn("threading", old.ci_commit_target().modes)
+
+    def test_ci_check_commits_before_last(self):
+        # ci hands check-commits the un-restricted commit modes
+        from novaseries import ci, commit_checks, tree as tree_mod
+        toml = TOML.replace('[targets.new.modes.eventlet]\n',
+                            '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n'
+                            ).replace('patches = "patches/new"\n',
+                                      'patches = "patches/new"\ncommit_modes = ["eventlet"]\n'
+                                      'check_commits = true\n', 1)
+        new = self.load(toml)["new"]
+        seen = {}
+
+        def check(ctx, target, tree, before_last=None):
+            seen.update(last=target, before_last=before_last)
+            return []
+        with mock.patch.object(targets.Target, "series_status", return_value=(None, "")), \
+                mock.patch.object(tree_mod, "prepare", return_value=self.ctx.root), \
+                mock.patch.object(runner, "ensure_venv", return_value=(self.ctx.root, False)), \
+                mock.patch.object(runner, "mode_interpreter_missing", return_value=""), \
+                mock.patch.object(commit_checks, "check_commits", check):
+            ci.target_job(mock.Mock(), new, [])
+        self.assertEqual(("unit",), seen["last"].modes["eventlet"].suites)
+        self.assertEqual(["eventlet"], list(seen["before_last"].modes))
+        self.assertEqual(("unit", "functional"), seen["before_last"].modes["eventlet"].suites)
+
     def test_mode_unit(self):
         # a mode may name its own unit selections; the other keeps the
         # target's
@@ -327,23 +369,21 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         nested = f'["{self.SERVERS}", "{self.SERVERS}WithNestedResourcesRequest"]'
         self.assertEqual(2, len(self.load(self.with_functional(new=nested))["new"].functional))
 
-    def test_issue41_candidates_are_valid(self):
-        # the commented-out candidates under [targets.master-all], as the
-        # lead will uncomment them, load; no target sets any yet
-        import tomllib
-        text = (helpers.REPO / "targets" / "targets.toml").read_text()
-        start = text.index("# candidate coverage, issue 41: measured next")
-        block = text[start:text.index("\n\n", start)].splitlines()
-        first = next(i for i, line in enumerate(block) if line.startswith("#unit"))
-        lines = [line[1:] for line in block[first:]]
-        candidates = tomllib.loads("\n".join(lines))
-        self.assertEqual(7, len(candidates["unit"]))
-        self.assertEqual(7, len(candidates["functional"]))
-        self.assertEqual(candidates["functional"],
-                         targets._functional("targets.toml", "master-all",
-                                             candidates["functional"]))
-        known = targets.load(util.Context.create(helpers.REPO))
-        self.assertEqual({}, {n: t.functional for n, t in known.items() if t.functional})
+    def test_master_all_runs_the_coverage(self):
+        # issue 41: the tree a packager ships runs the Nova modules around
+        # the changed code, in the default mode, in ci
+        ctx = util.Context.create(helpers.REPO)
+        default, = targets.default_modes(ctx)
+        shipped = targets.load(ctx)["master-all"].ci_modes().in_mode(default)
+        self.assertEqual(("unit", "functional"), shipped.mode.suites)
+        for module in ("nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr",
+                       "nova.tests.unit.compute.test_resource_tracker",
+                       "nova.tests.unit.compute.test_claims",
+                       "nova.tests.unit.compute.test_shelve",
+                       "nova.tests.unit.conductor.tasks"):
+            self.assertIn(module, shipped.unit)
+        self.assertIn("nova.tests.functional.test_servers.ServerRescheduleTests",
+                      shipped.functional)
 
 
 class PackagerSequenceTest(unittest.TestCase):
