@@ -1,7 +1,7 @@
 """``ci``: the one test command (README, tox -e ci, .ci/run).
 
-Steps: the harness's own tests (in-process unittest), then for each enabled
-target: prepare its tree, then check-commits (targets with
+Steps: the harness's own tests (unittest in a child process, a job beside
+the others), then for each enabled target: prepare its tree, then check-commits (targets with
 ``check_commits = true``) or test at HEAD; then the steps of
 :data:`novaseries.cisteps.STEPS` (the real Ironics, the main job).  Ends
 with the line
@@ -10,11 +10,11 @@ anything failed.
 """
 
 import os
+import subprocess
 import sys
 import threading
 import time
 import traceback
-import unittest
 
 from novaseries import cisteps, commit_checks, runner, targets as targets_mod
 from novaseries import tree as tree_mod
@@ -23,23 +23,42 @@ from novaseries.util import LOG, HarnessError, say
 
 
 def self_tests(ctx):
-    """Run ``tests/`` with unittest in this process; return one Outcome."""
-    start_dir = ctx.root / "tests"
-    loader = unittest.TestLoader()
-    sys.path.insert(0, str(ctx.root))
-    try:
-        suite = loader.discover(str(start_dir), top_level_dir=str(ctx.root))
-    finally:
-        sys.path.remove(str(ctx.root))
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    outcome = Outcome("harness tests (tests/)", passed=result.testsRun - failed - skipped,
-                      failed=failed, skipped=skipped)
-    if result.testsRun == 0:
-        outcome.failed += 1
-        outcome.note = "ran no tests"
+    """Run ``tests/`` with unittest in a child process (``python -m unittest
+    discover -s tests -t .`` from the project root, this interpreter), its
+    output in ``build/results/harness-tests.log``; return one Outcome with
+    unittest's counts (:func:`novaseries.cisteps.unittest_counts`: a crash
+    or a run of no test is a failure).  A child process, so that ``ci``
+    runs it as a job beside the targets: its mocks and its stdout are its
+    own."""
+    log_path = ctx.results("harness-tests.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        rc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
+                             "-t", "."], cwd=ctx.root, stdin=subprocess.DEVNULL,
+                            stdout=log, stderr=subprocess.STDOUT).returncode
+    text = log_path.read_text(errors="replace")
+    ran, failed, skipped = cisteps.unittest_counts(text, rc)
+    if failed:
+        LOG.error("\n".join(text.strip().splitlines()[-40:]))
+    outcome = Outcome("harness tests (tests/)", passed=max(0, ran - failed - skipped),
+                      failed=failed, skipped=skipped, note=f"log: {log_path}")
+    if not ran:
+        outcome.note = f"ran no tests; log: {log_path}"
+    say(f"harness tests: {ran} run, {failed} failed, {skipped} skipped (log: {log_path})")
     return outcome
+
+
+def _self_test_job(ctx):
+    """The :class:`Job` function of the harness's own tests."""
+    def run():
+        say("=== harness tests")
+        t0 = time.monotonic()
+        try:
+            outcome = self_tests(ctx)
+        except Exception as exc:  # report, count, go on
+            outcome = _failure("harness tests", exc)
+        return [outcome], [("harness tests", time.monotonic() - t0)]
+    return run
 
 
 def target_job(ctx, target, timings):
@@ -245,14 +264,11 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
     """
     start = time.monotonic()
     outcomes, timings = [], []
-    if self_test:
-        say("=== harness tests")
-        t0 = time.monotonic()
-        outcomes.append(self_tests(ctx))
-        timings.append(("harness tests", time.monotonic() - t0))
     known = targets_mod.load(ctx)
     # (name, outcomes known now or None, Job or None), in summary order
     plan = []
+    if self_test:  # a job beside the targets (a child process)
+        plan.append(("harness tests", None, Job("harness tests", _self_test_job(ctx))))
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")

@@ -278,18 +278,37 @@ class MainJobStepTest(unittest.TestCase):
 
 
 class SelfTestsTest(unittest.TestCase):
-    """ci's own tests step: a discovery that finds no test is a failure."""
+    """ci's own tests step: unittest in a child process; a discovery that
+    finds no test is a failure, a failing test counts."""
 
-    def test_no_tests_is_a_failure(self):
+    def _run(self, files):
         import contextlib
         import io
         import pathlib
         import tempfile
+        from novaseries import util
         with tempfile.TemporaryDirectory() as tmp:
-            (pathlib.Path(tmp) / "tests").mkdir()
-            (pathlib.Path(tmp) / "tests" / "__init__.py").write_text("")
+            root = pathlib.Path(tmp)
+            (root / "tests").mkdir()
+            (root / "tests" / "__init__.py").write_text("")
+            for name, text in files.items():
+                (root / "tests" / name).write_text(text)
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
-                outcome = ci.self_tests(mock.Mock(root=pathlib.Path(tmp)))
+                return ci.self_tests(util.Context.create(root, root / "build", root / "cache"))
+
+    def test_no_tests_is_a_failure(self):
+        outcome = self._run({})
         self.assertEqual((0, 1), (outcome.passed, outcome.failed))
-        self.assertEqual("ran no tests", outcome.note)
+        self.assertIn("ran no tests", outcome.note)
+
+    def test_counts(self):
+        outcome = self._run({"test_x.py": (
+            "import unittest\n"
+            "class T(unittest.TestCase):\n"
+            "    def test_ok(self): pass\n"
+            "    def test_also_ok(self): pass\n"
+            "    def test_bad(self): self.fail('no')\n"
+            "    @unittest.skip('x')\n"
+            "    def test_skip(self): pass\n")})
+        self.assertEqual((2, 1, 1), (outcome.passed, outcome.failed, outcome.skipped))

@@ -150,6 +150,24 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertEqual(1, status)
         self.assertEqual("1 passed, 1 failed, 0 skipped", out.getvalue().splitlines()[-1])
 
+    def test_harness_tests_are_a_job(self):
+        # the harness's own tests run as a job beside the targets (and
+        # their steps), first in the summary; a failure there counts
+        started = []
+        with mock.patch.object(ci, "self_tests",
+                               lambda ctx: started.append("harness") or
+                               Outcome("harness tests (tests/)", failed=1)), \
+                mock.patch.object(ci, "run_jobs", wraps=ci.run_jobs) as run_jobs:
+            out = helpers.capture_log(self, io.StringIO())
+            with contextlib.redirect_stdout(out):
+                status = ci.ci(self.ctx, ["fake"], steps=())
+        self.assertEqual(["harness"], started)
+        self.assertEqual(["harness tests", "fake"], [j.name for j in run_jobs.call_args[0][0]])
+        self.assertEqual(1, status)
+        summary = out.getvalue().split("=== summary\n", 1)[1].splitlines()
+        self.assertTrue(summary[0].startswith("FAIL harness tests (tests/)"), summary[0])
+        self.assertIn("time: harness tests:", out.getvalue())
+
     def test_the_step_table(self):
         self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
                           "main job vs real Ironic"], [step.name for step in cisteps.STEPS])
