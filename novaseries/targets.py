@@ -50,6 +50,9 @@ class Mode:
     ``unit``: the unit selections in this mode instead of the target's
     (None: the target's), e.g. the test classes of what the series
     changes where the other mode runs the whole module;
+    ``functional``: the target's ``functional`` selections in this mode
+    instead of the target's (None: the target's; ``[]``: none, only the
+    functional modules the series touches), e.g. coverage run in one mode;
     ``ci_suites``: the suites ``ci`` runs in this mode (None: ``suites``),
     e.g. unit only where a combination target runs the functional tests
     of several changes at once in this mode;
@@ -67,6 +70,7 @@ class Mode:
     functional_exclude: str = ""
     ci: bool = True
     unit: tuple = None
+    functional: tuple = None
     ci_suites: tuple = None
     functional_workers_per_core: int = 1
     #: What the mode is (``[modes.<name>] description``), for the commands'
@@ -199,7 +203,9 @@ class Target:
         return dataclasses.replace(self, mode=mode, env={**self.env, **mode.env},
                                    interpreter=mode.interpreter or self.interpreter,
                                    unit=list(mode.unit) if mode.unit is not None
-                                   else self.unit)
+                                   else self.unit,
+                                   functional=list(mode.functional)
+                                   if mode.functional is not None else self.functional)
 
     @property
     def sdist_name(self):
@@ -307,7 +313,8 @@ def _modes(path, name, known, wanted):
         shared = {k: v for k, v in known[mode].items() if k not in _MODE_ONLY}
         settings = {**shared, **settings}
         extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude", "ci", "unit", "ci_suites",
+                                 "functional_exclude", "ci", "unit", "functional",
+                                 "ci_suites",
                                  "functional_workers_per_core"}
         suites = tuple(settings.get("suites", SUITES))
         ci_suites = settings.get("ci_suites")
@@ -321,6 +328,9 @@ def _modes(path, name, known, wanted):
                                      all(isinstance(u, str) and u for u in unit)):
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"unit must be a non-empty list of test names, not {unit!r}")
+        functional = settings.get("functional")
+        if functional is not None:
+            functional = _functional(path, f"{name} mode {mode}", functional)
         per_core = settings.get("functional_workers_per_core", 1)
         if isinstance(per_core, bool) or not isinstance(per_core, int) or not 1 <= per_core <= 4:
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
@@ -336,6 +346,7 @@ def _modes(path, name, known, wanted):
                            functional_exclude=settings.get("functional_exclude", ""),
                            ci=bool(settings.get("ci", True)),
                            unit=tuple(unit) if unit is not None else None,
+                           functional=tuple(functional) if functional is not None else None,
                            ci_suites=tuple(ci_suites) if ci_suites is not None else None,
                            functional_workers_per_core=per_core,
                            description=str(known[mode].get("description", "")),

@@ -233,6 +233,21 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(["eventlet"], list(seen["before_last"].modes))
         self.assertEqual(("unit", "functional"), seen["before_last"].modes["eventlet"].suites)
 
+    def test_mode_functional(self):
+        # a mode may name its own functional selections ([]: none); the
+        # other keeps the target's; a bad one is refused, naming the mode
+        toml = TOML.replace('patches = "patches/new"\n',
+                            'patches = "patches/new"\n'
+                            'functional = ["nova.tests.functional.test_servers.X"]\n', 1
+                            ).replace('[targets.new.modes.eventlet]\n',
+                                      '[targets.new.modes.eventlet]\nfunctional = []\n')
+        new = self.load(toml)["new"]
+        self.assertEqual([], new.in_mode("eventlet").functional)
+        self.assertEqual(["nova.tests.functional.test_servers.X"],
+                         new.in_mode("threading").functional)
+        with self.assertRaisesRegex(HarnessError, "new mode eventlet: functional"):
+            self.load(toml.replace("functional = []", 'functional = ["nova.tests.unit.x"]'))
+
     def test_mode_unit(self):
         # a mode may name its own unit selections; the other keeps the
         # target's
@@ -288,13 +303,18 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(("unit", "functional"),
                          known["master-rebuild"].modes["threading"].suites)
         self.assertEqual(("unit",), known["2026.1"].modes["threading"].suites)
-        # in ci, each master change's eventlet functional tests run in the
-        # combination
-        for name in ("master", "master-rebuild", "master-nodeleak"):
-            self.assertEqual(("unit",), known[name].ci_modes().modes["eventlet"].suites)
+        # in ci, each master change runs every commit in eventlet mode, all
+        # of it; its threading run is the combination's
+        for name in ("master", "master-rebuild", "master-unplugvifs", "master-nodeleak"):
+            self.assertEqual(["eventlet"], list(known[name].ci_modes().modes))
             self.assertEqual(("unit", "functional"),
-                             known[name].ci_modes().modes["threading"].suites)
+                             known[name].ci_modes().modes["eventlet"].suites)
+            self.assertEqual(["eventlet"], list(known[name].ci_commit_target().modes))
         self.assertIn("functional", combined.ci_modes().modes["eventlet"].suites)
+        self.assertEqual(["eventlet", "threading"], list(combined.ci_modes().modes))
+        # the coverage selections in threading mode only
+        self.assertEqual([], combined.in_mode("eventlet").functional)
+        self.assertTrue(combined.in_mode("threading").functional)
         self.assertEqual(["eventlet"], list(known["2026.1-rebuild"].modes))
         self.assertEqual(["eventlet"], list(known["2025.2"].modes))
         self.assertEqual(["eventlet"], list(known["2025.1"].modes))
