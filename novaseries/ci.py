@@ -69,6 +69,9 @@ def target_job(ctx, target, timings):
     if problem:
         raise HarnessError(problem)
     original, target = target, target.ci_modes()
+    if original.modes and not target.modes:
+        raise HarnessError(f"target {original.name}: ci runs none of its modes "
+                           f"({', '.join(original.modes)}: ci = false)")
     t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))

@@ -163,14 +163,24 @@ class Target:
         """This target as ``ci``'s check-commits runs the commits before the
         last: the modes of ``commit_modes`` (every mode when it names none)
         that ``ci`` runs (``ci = false`` leaves one out; when that leaves
-        none, :meth:`ci_modes`), each with its own ``suites``.  A mode's
-        ``ci_suites`` restrict the last commit only (what it leaves out
-        there runs at HEAD of a target that combines the changes); a
-        commit before the last runs the tests of what it touches, which
-        no other target runs at that commit."""
-        names = [n for n in (self.commit_modes or self.modes) if self.modes[n].ci]
+        none, every mode ``ci`` runs), each with its own ``suites``.  A
+        mode's ``ci_suites`` restrict the last commit only (what it leaves
+        out there runs at HEAD of a target that combines the changes); a
+        commit before the last runs the tests of what it touches, which no
+        other target runs at that commit.  A target without modes is
+        returned as it is.
+
+        :raises HarnessError: ``commit_modes`` names a mode the target does
+            not run in, or ``ci`` runs none of its modes.
+        """
+        if not self.modes:
+            return self
+        commit = self.only_modes(self.commit_modes)  # (refuses unknown names)
+        names = [n for n, m in commit.modes.items() if m.ci] or \
+            [n for n, m in self.modes.items() if m.ci]
         if not names:
-            return self.ci_modes()
+            raise HarnessError(f"target {self.name}: ci runs none of its modes "
+                               f"({', '.join(self.modes)}: ci = false)")
         return self.only_modes(names)
 
     def only_modes(self, names):
@@ -466,6 +476,15 @@ def _functional(path, name, value):
                 "(a module such as nova.tests.functional.regressions.test_bug_1853009 "
                 "or a class such as "
                 "nova.tests.functional.test_servers.ServerRescheduleTests)")
+    for entry in value:
+        # (a test method would never match: each selection is passed to
+        # stestr as the name and a dot, which a test id never has after
+        # its method's name)
+        parts = entry.split(".")
+        classes = [i for i, part in enumerate(parts) if part[:1].isupper()]
+        if classes and classes[0] < len(parts) - 1:
+            raise HarnessError(f"{where}: {entry!r} names a test method; name its "
+                               "module or class")
     for i, one in enumerate(value):
         for other in value[i + 1:]:
             if one == other or other.startswith(one + ".") or one.startswith(other + "."):

@@ -208,6 +208,26 @@ class ModesTest(unittest.TestCase):
         old = self.load(TOML.replace('suites = ["unit"]', 'suites = ["unit"]\nci = false'))["old"]
         self.assertEqual(list(old.ci_modes().modes), list(old.ci_commit_target().modes))
         self.assertNotIn("threading", old.ci_commit_target().modes)
+        # commit_modes naming only a mode ci leaves out: the modes ci runs,
+        # each with its full suites (not ci_suites)
+        threading_off = ('[targets.new.modes.threading]\n',
+                         '[targets.new.modes.threading]\nci = false\n')
+        only_off = self.load(toml.replace('commit_modes = ["eventlet"]',
+                                          'commit_modes = ["threading"]').replace(
+            *threading_off))["new"]
+        before_last = only_off.ci_commit_target()
+        self.assertEqual(["eventlet"], list(before_last.modes))
+        self.assertEqual(("unit", "functional"), before_last.modes["eventlet"].suites)
+        # a misspelt commit mode, and no mode at all that ci runs: refused
+        typo = self.load(toml.replace('commit_modes = ["eventlet"]',
+                                      'commit_modes = ["threadng"]'))["new"]
+        with self.assertRaisesRegex(HarnessError, "does not run in mode threadng"):
+            typo.ci_commit_target()
+        none = self.load(toml.replace('[targets.new.modes.eventlet]\n',
+                                      '[targets.new.modes.eventlet]\nci = false\n').replace(
+            *threading_off))["new"]
+        with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
+            none.ci_commit_target()
 
     def test_ci_check_commits_before_last(self):
         # ci hands check-commits the un-restricted commit modes
@@ -232,6 +252,17 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(("unit",), seen["last"].modes["eventlet"].suites)
         self.assertEqual(["eventlet"], list(seen["before_last"].modes))
         self.assertEqual(("unit", "functional"), seen["before_last"].modes["eventlet"].suites)
+
+    def test_ci_refuses_a_target_with_no_mode_it_runs(self):
+        # every mode ci = false: an error, not a run without any mode's env
+        from novaseries import ci
+        toml = TOML.replace('[targets.new.modes.eventlet]\n',
+                            '[targets.new.modes.eventlet]\nci = false\n').replace(
+            '[targets.new.modes.threading]\n', '[targets.new.modes.threading]\nci = false\n')
+        new = self.load(toml)["new"]
+        with mock.patch.object(targets.Target, "series_status", return_value=(None, "")):
+            with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
+                ci.target_job(mock.Mock(), new, [])
 
     def test_mode_functional(self):
         # a mode may name its own functional selections ([]: none); the
@@ -306,7 +337,10 @@ class ModesTest(unittest.TestCase):
         # in ci, each master change runs every commit in eventlet mode, all
         # of it; its threading run is the combination's
         for name in ("master", "master-rebuild", "master-unplugvifs", "master-nodeleak"):
-            self.assertEqual(["eventlet"], list(known[name].ci_modes().modes))
+            # (master-nodeleak's own variant is in no other target: its last
+            # commit in threading mode too)
+            self.assertEqual(["eventlet"] + ["threading"] * (name == "master-nodeleak"),
+                             list(known[name].ci_modes().modes))
             self.assertEqual(("unit", "functional"),
                              known[name].ci_modes().modes["eventlet"].suites)
             self.assertEqual(["eventlet"], list(known[name].ci_commit_target().modes))
@@ -377,6 +411,14 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         with self.assertRaisesRegex(HarnessError, "target new: functional: 'nova.tests.unit'"):
             self.load(self.with_functional(defaults='["nova.tests.unit"]'))
 
+    def test_test_method_refused(self):
+        # a method would never match (the name and a dot are the filter)
+        method = f"{self.SERVERS}.test_reschedule"
+        with self.assertRaisesRegex(HarnessError, "names a test method"):
+            self.load(self.with_functional(new=f'["{method}"]'))
+        loaded = self.load(self.with_functional(new=f'["{self.SERVERS}"]'))
+        self.assertEqual([self.SERVERS], loaded["new"].functional)
+
     def test_overlapping_entries_refused(self):
         servers = "nova.tests.functional.test_servers"
         for bad in (f'["{self.BUG}", "{self.BUG}"]',
@@ -388,6 +430,34 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         # a class and its subclass's name are not nested: both allowed
         nested = f'["{self.SERVERS}", "{self.SERVERS}WithNestedResourcesRequest"]'
         self.assertEqual(2, len(self.load(self.with_functional(new=nested))["new"].functional))
+
+    def test_modes_ci_leaves_to_master_all_are_covered_there(self):
+        # a master change whose mode ci leaves out (ci = false: "master-all
+        # runs these tests in that mode") has every unit test module its
+        # patches touch in master-all's selections of that mode, so that no
+        # module it touches drops out of that mode (master-all itself runs
+        # only the unit modules its own patches touch beyond them)
+        import re
+        known = targets.load(util.Context.create(helpers.REPO))
+        combined = known["master-all"]
+        shipped = {pathlib.Path(f).resolve() for f in combined.series()}
+        checked = 0
+        for name, target in known.items():
+            off = [m for m, mode in target.modes.items() if not mode.ci]
+            own = [pathlib.Path(f).resolve() for f in target.own_series()]
+            if not off or not own or not set(own) <= shipped:
+                continue
+            touched = {m.group(1).replace("/", ".")
+                       for patch in own for m in re.finditer(
+                           r"^\+\+\+ b/(nova/tests/unit/\S+)\.py$", patch.read_text(), re.M)}
+            for mode in off:
+                selections = combined.in_mode(mode).unit
+                for module in sorted(touched):
+                    with self.subTest(target=name, mode=mode, module=module):
+                        self.assertTrue(any(module == s or module.startswith(s + ".") or
+                                            s.startswith(module + ".") for s in selections))
+                    checked += 1
+        self.assertGreaterEqual(checked, 5)  # master's own touch five
 
     def test_master_all_runs_the_coverage(self):
         # issue 41: the tree a packager ships runs the Nova modules around
