@@ -382,19 +382,27 @@ nova.tests.unit.virt.ironic.test_driver.T.test_b,success,2026-01-01 00:00:00+00:
 """
 
 
+def fake_tree_and_venv(test, prefix):
+    """``(tmp, tree, venv)`` for a test of runner.test_tree with a fake
+    stestr: a temporary folder (removed after ``test``) holding a tree with
+    one unit test module of the ironic driver and an empty venv's bin."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    test.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    tree = tmp / "tree"
+    (tree / "nova/tests/unit/virt/ironic").mkdir(parents=True)
+    (tree / "nova/tests/unit/virt/ironic/test_driver.py").write_text("")
+    venv = tmp / "venv"
+    (venv / "bin").mkdir(parents=True)
+    return tmp, tree, venv
+
+
 class FakeStestrTreeTest(unittest.TestCase):
     """runner.test_tree with a fake ``stestr`` and ``subunit2csv`` in a
     fake venv (shell scripts): what a stestr run's exit status and its
     results count as."""
 
     def setUp(self):
-        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-stestr-"))
-        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
-        self.tree = self.tmp / "tree"
-        (self.tree / "nova/tests/unit/virt/ironic").mkdir(parents=True)
-        (self.tree / "nova/tests/unit/virt/ironic/test_driver.py").write_text("")
-        self.venv = self.tmp / "venv"
-        (self.venv / "bin").mkdir(parents=True)
+        self.tmp, self.tree, self.venv = fake_tree_and_venv(self, "novaseries-stestr-")
         helpers.capture_log(self)
 
     def fake(self, rc, csv_text):
@@ -493,13 +501,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
     commit; not in a mode without the functional suite."""
 
     def setUp(self):
-        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-fsel-"))
-        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
-        self.tree = self.tmp / "tree"
-        (self.tree / "nova/tests/unit/virt/ironic").mkdir(parents=True)
-        (self.tree / "nova/tests/unit/virt/ironic/test_driver.py").write_text("")
-        self.venv = self.tmp / "venv"
-        (self.venv / "bin").mkdir(parents=True)
+        self.tmp, self.tree, self.venv = fake_tree_and_venv(self, "novaseries-fsel-")
         self.calls = self.tmp / "stestr.calls"
         (self.tmp / "functional.csv").write_text(FUNCTIONAL_CSV)
         (self.tmp / "unit.csv").write_text(UNIT_CSV)
