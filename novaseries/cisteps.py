@@ -67,7 +67,7 @@ def unittest_counts(text, rc):
     return ran, failed, skipped
 
 
-def _unittest_outcome(name, log_path, rc):
+def unittest_outcome(name, log_path, rc):
     """``(tests run, Outcome named name)`` of a unittest run whose output is
     in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
     a crash or a run of no test is a failure); a failed run's last 40 lines
@@ -103,7 +103,7 @@ def real_ironic_step(ctx):
             rc = selftest.run(tree, env, nova_venv=venv, build=ctx.build,
                               expect="fixed", log=log, root=ctx.root,
                               pattern=None if mode in ci_modes else "test_e2e")
-        ran, outcome = _unittest_outcome(
+        ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)
         say(f"real Ironic tests [{mode}]: {ran} run, {outcome.failed} failed, "
             f"{outcome.skipped} skipped (log: {log_path})")
@@ -260,7 +260,7 @@ def pike_real_ironic_step(ctx):
             venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:
         what = ("the bug shown" if label == "unpatched" else "the fix")
-        outcomes.append(_unittest_outcome(
+        outcomes.append(unittest_outcome(
             f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
             log_path, rc)[1])
     return outcomes

@@ -152,7 +152,11 @@ class Target:
     def ci_modes(self):
         """This target with only the modes ``ci`` runs (``ci = false``
         leaves one out), each with the suites ``ci`` runs in it
-        (``ci_suites``)."""
+        (``ci_suites``).
+
+        :raises HarnessError: ``ci`` runs none of its modes.
+        """
+        self._ci_mode_names()  # (refuses a target ci runs in no mode)
         if all(mode.ci and mode.ci_suites is None for mode in self.modes.values()):
             return self
         return dataclasses.replace(self, modes={
@@ -176,12 +180,21 @@ class Target:
         if not self.modes:
             return self
         commit = self.only_modes(self.commit_modes)  # (refuses unknown names)
-        names = [n for n, m in commit.modes.items() if m.ci] or \
-            [n for n, m in self.modes.items() if m.ci]
-        if not names:
+        return self.only_modes([n for n, m in commit.modes.items() if m.ci] or
+                               self._ci_mode_names())
+
+    def _ci_mode_names(self):
+        """The names of the modes ``ci`` runs, in order ([] for a target
+        without modes).
+
+        :raises HarnessError: the target has modes and ``ci = false`` on
+            every one.
+        """
+        names = [n for n, m in self.modes.items() if m.ci]
+        if self.modes and not names:
             raise HarnessError(f"target {self.name}: ci runs none of its modes "
                                f"({', '.join(self.modes)}: ci = false)")
-        return self.only_modes(names)
+        return names
 
     def only_modes(self, names):
         """This target with only the modes ``names`` (all when empty).
@@ -476,7 +489,6 @@ def _functional(path, name, value):
                 "(a module such as nova.tests.functional.regressions.test_bug_1853009 "
                 "or a class such as "
                 "nova.tests.functional.test_servers.ServerRescheduleTests)")
-    for entry in value:
         # (a test method would never match: each selection is passed to
         # stestr as the name and a dot, which a test id never has after
         # its method's name)

@@ -52,6 +52,18 @@ patches = "patches/plain"
 '''
 
 
+#: Lines of target ``new`` in TOML that :func:`add` puts settings after.
+NEW = 'patches = "patches/new"'
+EVENTLET = '[targets.new.modes.eventlet]'
+THREADING = '[targets.new.modes.threading]'
+
+
+def add(toml, after, *lines):
+    """``toml`` with ``lines`` right after its first line ``after`` (a
+    setting or a mode table of target ``new``)."""
+    return toml.replace(after + "\n", after + "\n" + "".join(f"{line}\n" for line in lines), 1)
+
+
 class ModeTableTest(unittest.TestCase):
     """targets.load_modes / default_modes: the modes, what each is, and the
     default, once, in targets.toml [modes]."""
@@ -194,10 +206,7 @@ class ModesTest(unittest.TestCase):
     def test_ci_commit_target(self):
         # ci's commits before the last run in commit_modes with the mode's
         # own suites: ci_suites restrict the last commit only
-        toml = TOML.replace('[targets.new.modes.eventlet]\n',
-                            '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n'
-                            ).replace('patches = "patches/new"\n',
-                                      'patches = "patches/new"\ncommit_modes = ["eventlet"]\n', 1)
+        toml = add(add(TOML, EVENTLET, 'ci_suites = ["unit"]'), NEW, 'commit_modes = ["eventlet"]')
         new = self.load(toml)["new"]
         before_last = new.ci_commit_target()
         self.assertEqual(["eventlet"], list(before_last.modes))
@@ -210,11 +219,9 @@ class ModesTest(unittest.TestCase):
         self.assertNotIn("threading", old.ci_commit_target().modes)
         # commit_modes naming only a mode ci leaves out: the modes ci runs,
         # each with its full suites (not ci_suites)
-        threading_off = ('[targets.new.modes.threading]\n',
-                         '[targets.new.modes.threading]\nci = false\n')
-        only_off = self.load(toml.replace('commit_modes = ["eventlet"]',
-                                          'commit_modes = ["threading"]').replace(
-            *threading_off))["new"]
+        only_off = self.load(add(toml.replace('commit_modes = ["eventlet"]',
+                                              'commit_modes = ["threading"]'),
+                                 THREADING, "ci = false"))["new"]
         before_last = only_off.ci_commit_target()
         self.assertEqual(["eventlet"], list(before_last.modes))
         self.assertEqual(("unit", "functional"), before_last.modes["eventlet"].suites)
@@ -223,20 +230,15 @@ class ModesTest(unittest.TestCase):
                                       'commit_modes = ["threadng"]'))["new"]
         with self.assertRaisesRegex(HarnessError, "does not run in mode threadng"):
             typo.ci_commit_target()
-        none = self.load(toml.replace('[targets.new.modes.eventlet]\n',
-                                      '[targets.new.modes.eventlet]\nci = false\n').replace(
-            *threading_off))["new"]
+        none = self.load(add(add(toml, EVENTLET, "ci = false"), THREADING, "ci = false"))["new"]
         with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
             none.ci_commit_target()
 
     def test_ci_check_commits_before_last(self):
         # ci hands check-commits the un-restricted commit modes
         from novaseries import ci, commit_checks, tree as tree_mod
-        toml = TOML.replace('[targets.new.modes.eventlet]\n',
-                            '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n'
-                            ).replace('patches = "patches/new"\n',
-                                      'patches = "patches/new"\ncommit_modes = ["eventlet"]\n'
-                                      'check_commits = true\n', 1)
+        toml = add(add(TOML, EVENTLET, 'ci_suites = ["unit"]'),
+                   NEW, 'commit_modes = ["eventlet"]', "check_commits = true")
         new = self.load(toml)["new"]
         seen = {}
 
@@ -256,10 +258,7 @@ class ModesTest(unittest.TestCase):
     def test_ci_refuses_a_target_with_no_mode_it_runs(self):
         # every mode ci = false: an error, not a run without any mode's env
         from novaseries import ci
-        toml = TOML.replace('[targets.new.modes.eventlet]\n',
-                            '[targets.new.modes.eventlet]\nci = false\n').replace(
-            '[targets.new.modes.threading]\n', '[targets.new.modes.threading]\nci = false\n')
-        new = self.load(toml)["new"]
+        new = self.load(add(add(TOML, EVENTLET, "ci = false"), THREADING, "ci = false"))["new"]
         with mock.patch.object(targets.Target, "series_status", return_value=(None, "")):
             with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
                 ci.target_job(mock.Mock(), new, [])
@@ -267,11 +266,8 @@ class ModesTest(unittest.TestCase):
     def test_mode_functional(self):
         # a mode may name its own functional selections ([]: none); the
         # other keeps the target's; a bad one is refused, naming the mode
-        toml = TOML.replace('patches = "patches/new"\n',
-                            'patches = "patches/new"\n'
-                            'functional = ["nova.tests.functional.test_servers.X"]\n', 1
-                            ).replace('[targets.new.modes.eventlet]\n',
-                                      '[targets.new.modes.eventlet]\nfunctional = []\n')
+        toml = add(add(TOML, NEW, 'functional = ["nova.tests.functional.test_servers.X"]'),
+                   EVENTLET, "functional = []")
         new = self.load(toml)["new"]
         self.assertEqual([], new.in_mode("eventlet").functional)
         self.assertEqual(["nova.tests.functional.test_servers.X"],
