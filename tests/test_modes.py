@@ -3,6 +3,7 @@ runner.test_modes (per-mode env, suites, exclude lists, labels) and the
 main job's per-mode JSON and side-by-side benchmark table."""
 
 import pathlib
+import re
 import shutil
 import tempfile
 import unittest
@@ -474,8 +475,35 @@ class FunctionalSelectionTableTest(unittest.TestCase):
             with self.subTest(module=module):  # itself, or a package holding it
                 self.assertTrue(any(module == s or module.startswith(s + ".")
                                     for s in shipped.unit), shipped.unit)
-        self.assertIn("nova.tests.functional.test_servers.ServerRescheduleTests",
-                      shipped.functional)
+        for selection in ("nova.tests.functional.compute.test_resource_tracker",
+                          "nova.tests.functional.regressions.test_bug_1853009",
+                          "nova.tests.functional.regressions.test_bug_1839560",
+                          "nova.tests.functional.test_servers.ServerRescheduleTests",
+                          "nova.tests.functional.test_servers.ServerBuildAbortTests",
+                          "nova.tests.functional.test_servers.ServerDeleteBuildTests",
+                          "nova.tests.functional.test_servers.ServerUnshelveSpawnFailTests"):
+            with self.subTest(selection=selection):
+                self.assertIn(selection, shipped.functional)
+
+    def test_no_selection_is_swallowed_by_an_earlier_one(self):
+        # runner.split_by_filter counts a test under the first selection
+        # that matches it: a selection whose name an earlier one matches
+        # (test_compute_mgr after test_compute) would count nothing and
+        # fail with "ran no tests" at the end of a CI run
+        ctx = util.Context.create(helpers.REPO)
+        checked = 0
+        for name, target in targets.load(ctx).items():
+            for mode in list(target.modes) or [None]:
+                moded = target.in_mode(mode) if mode else target
+                for kind, selections in (("unit", moded.unit),
+                                         ("functional", moded.functional)):
+                    for later, selection in enumerate(selections):
+                        for earlier in selections[:later]:
+                            with self.subTest(target=name, mode=mode, kind=kind,
+                                              selection=selection):
+                                self.assertIsNone(re.search(earlier, selection), earlier)
+                            checked += 1
+        self.assertGreater(checked, 100)
 
 
 class PackagerSequenceTest(unittest.TestCase):
