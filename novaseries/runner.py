@@ -537,7 +537,7 @@ def mode_interpreter_missing(target):
 
 
 def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
-               functional_only=None, touched=None):
+               functional_only=None, touched=None, flake8=True):
     """:func:`test_tree` in each of the target's modes (its venv for the
     mode's interpreter made or reused first); flake8 runs once, in the
     first mode.  The modes run at the same time, each stestr with one
@@ -546,7 +546,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
     other's tests.  A mode whose own interpreter is missing is skipped
     with a warning (a failure under ``CI=true``); a missing target
     interpreter is an error.  ``functional_only``, ``touched``: see
-    :func:`test_tree`.
+    :func:`test_tree`; ``flake8``: false for no flake8 at all.
     Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
     runs, outcomes = [], {}
@@ -562,7 +562,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
 
     def one(number, moded, venv):
         outcomes[number] = test_tree(ctx, moded, tree, venv, rev=rev, label=label,
-                                     skip_unit=skip_unit, flake8=number == 0,
+                                     skip_unit=skip_unit, flake8=flake8 and number == 0,
                                      concurrency=concurrency,
                                      functional_only=functional_only,
                                      touched=touched)

@@ -1,0 +1,219 @@
+"""novaseries.mutations and ``novaseries mutate``: the declared mutations
+land where they say, change what the driver reads and nothing else, and
+refuse a tree they do not fit."""
+
+import argparse
+import contextlib
+import io
+import pathlib
+import shutil
+import tempfile
+import textwrap
+import unittest
+from unittest import mock
+
+from novaseries import mutations, runner, util
+from novaseries import tree as tree_mod
+from novaseries.commands import mutate
+from novaseries.outcomes import Outcome
+from novaseries.util import HarnessError
+from tests import helpers
+
+#: A driver shaped as the series' (the tear-down wait in
+#: _wait_for_teardown's _poll), small enough to run.
+SERIES_DRIVER = textwrap.dedent('''\
+    class IronicDriver(object):
+        """A driver."""
+
+        def __init__(self, connection):
+            self.ironic_connection = connection
+
+        def _wait_for_active(self, instance):
+            """Poll once."""
+            return 'polled'
+
+        def _wait_for_teardown(self, instance, polls):
+            def _poll():
+                return 'teardown-polled'
+            return _poll()
+
+        def destroy(self, context, instance, network_info):
+            """Destroy.
+
+            Many lines.
+            """
+            if instance:
+                return 'destroyed'
+    ''')
+
+#: 34.0.0's shape: the tear-down wait inside _unprovision.
+RELEASE_DRIVER = SERIES_DRIVER.replace(
+    "def _wait_for_teardown(self, instance, polls):\n        def _poll():",
+    "def _unprovision(self, instance, node):\n        def _wait_for_provision_state():"
+).replace("return _poll()", "return _wait_for_provision_state()")
+
+
+class Connection(object):
+    """A stand-in SDK connection that counts ``nodes()`` calls."""
+
+    def __init__(self, fail=False):
+        self.reads, self.fail = [], fail
+
+    def nodes(self, **query):
+        self.reads.append(query)
+        if self.fail:
+            raise RuntimeError("Ironic is down")
+        return iter([])
+
+
+class Instance(object):
+    uuid = "instance-uuid"
+
+
+def load(path):
+    """The IronicDriver class of the module at ``path``."""
+    scope = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    return scope["IronicDriver"]
+
+
+class ApplyTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tree = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-mutation-"))
+        self.addCleanup(shutil.rmtree, self.tree, ignore_errors=True)
+        self.driver = self.tree / "nova/virt/ironic/driver.py"
+        self.driver.parent.mkdir(parents=True)
+        self.extra_read = mutations.get("extra-read")
+
+    def test_each_wait_and_destroy_read_once_more(self):
+        for text, teardown, wait in (
+                (SERIES_DRIVER, "IronicDriver._wait_for_teardown._poll", "_wait_for_teardown"),
+                (RELEASE_DRIVER, "IronicDriver._unprovision._wait_for_provision_state",
+                 "_unprovision")):
+            with self.subTest(teardown=teardown):
+                self.driver.write_text(text)
+                before = load(self.driver)
+                done = mutations.apply(self.tree, self.extra_read)
+                self.assertEqual(["IronicDriver._wait_for_active", teardown,
+                                  "IronicDriver.destroy"], [name for name, _ in done])
+                lines = self.driver.read_text().splitlines()
+                for _, line in done:  # the reported lines are the inserted ones
+                    self.assertIn("novaseries mutation extra-read", lines[line - 1])
+                after = load(self.driver)
+                for cls, extra in ((before, 0), (after, 1)):
+                    connection, instance = Connection(), Instance()
+                    driver = cls(connection)
+                    # behaviour unchanged, one more read each
+                    self.assertEqual("polled", driver._wait_for_active(instance))
+                    self.assertEqual("teardown-polled", getattr(driver, wait)(instance, 1))
+                    self.assertEqual("destroyed", driver.destroy(None, instance, None))
+                    self.assertEqual([{"instance_id": "instance-uuid"}] * 3 * extra,
+                                     connection.reads)
+
+    def test_a_failing_read_changes_nothing(self):
+        self.driver.write_text(SERIES_DRIVER)
+        mutations.apply(self.tree, self.extra_read)
+        connection = Connection(fail=True)
+        driver = load(self.driver)(connection)
+        self.assertEqual("destroyed", driver.destroy(None, Instance(), None))
+        self.assertEqual(1, len(connection.reads))
+
+    def test_the_docstring_stays_first(self):
+        self.driver.write_text(SERIES_DRIVER)
+        mutations.apply(self.tree, self.extra_read)
+        cls = load(self.driver)
+        self.assertEqual("Destroy.\n\n        Many lines.\n        ", cls.destroy.__doc__)
+        self.assertEqual("Poll once.", cls._wait_for_active.__doc__)
+
+    def test_a_missing_anchor_names_file_and_functions_and_changes_nothing(self):
+        text = SERIES_DRIVER.replace("def _poll():", "def _other():").replace(
+            "return _poll()", "return _other()")
+        self.driver.write_text(text)
+        with self.assertRaises(HarnessError) as caught:
+            mutations.apply(self.tree, self.extra_read)
+        self.assertIn("nova/virt/ironic/driver.py has none of "
+                      "IronicDriver._wait_for_teardown._poll, "
+                      "IronicDriver._unprovision._wait_for_provision_state", str(caught.exception))
+        self.assertEqual(text, self.driver.read_text())
+
+    def test_a_missing_or_broken_file_is_refused(self):
+        with self.assertRaisesRegex(HarnessError, "driver.py does not exist"):
+            mutations.apply(self.tree, self.extra_read)
+        self.driver.write_text("def broken(:\n")
+        with self.assertRaisesRegex(HarnessError, "does not parse"):
+            mutations.apply(self.tree, self.extra_read)
+
+    def test_an_unknown_mutation_lists_the_known(self):
+        with self.assertRaisesRegex(HarnessError, "unknown mutation 'nope' .known: extra-read"):
+            mutations.get("nope")
+
+
+class MutateCommandTest(helpers.ProjectTestCase):
+    """``novaseries mutate``: the mutation in a scratch worktree, the
+    series' functional modules only, the tree itself untouched."""
+
+    def setUp(self):
+        super().setUp()
+        self.tree = tree_mod.prepare(self.ctx, self.target)
+        helpers.commit(self.tree, {"nova/virt/ironic/driver.py": SERIES_DRIVER,
+                                   "nova/tests/functional/test_thing.py": "# a test\n"},
+                       helpers.message("Add a driver and a test"))
+
+    def run_command(self, target):
+        seen = {}
+
+        def test_modes(ctx, moded, work, label, flake8):
+            seen.update(target=moded, label=label, flake8=flake8,
+                        driver=pathlib.Path(work, "nova/virt/ironic/driver.py").read_text(),
+                        modules=runner.functional_modules(work))
+            return [Outcome(label, passed=1)]
+        args = argparse.Namespace(target="fake", tree=None, mode=None, mutation="extra-read")
+        with mock.patch.object(runner, "test_modes", test_modes), \
+                mock.patch.object(mutate.common, "target", lambda ctx, a: target), \
+                contextlib.redirect_stdout(io.StringIO()):
+            rc = mutate.run(self.ctx, args)
+        return rc, seen
+
+    def test_runs_the_series_functional_modules_on_the_mutated_copy(self):
+        target = self.target
+        rc, seen = self.run_command(target)
+        self.assertEqual(0, rc)
+        self.assertIn("novaseries mutation extra-read", seen["driver"])
+        self.assertEqual(["nova.tests.functional.test_thing"], seen["modules"])
+        self.assertFalse(seen["flake8"])
+        self.assertEqual([], seen["target"].functional)
+        self.assertEqual("fake mutated extra-read", seen["label"])
+        # the prepared tree is untouched
+        self.assertEqual(SERIES_DRIVER, (self.tree / "nova/virt/ironic/driver.py").read_text())
+        self.assertEqual("", util.git(self.tree, "status", "--porcelain"))
+
+    def test_modes_run_the_functional_suite_alone(self):
+        toml = (self.root / "targets" / "targets.toml")
+        toml.write_text(toml.read_text() + textwrap.dedent('''
+            [modes.a]
+            [modes.b]
+            [targets.fake.modes.a]
+            functional = ["nova.tests.functional.test_servers"]
+            [targets.fake.modes.b]
+            suites = ["unit"]
+            '''))
+        from novaseries import targets
+        target = targets.get(self.ctx, "fake")
+        only = mutate.functional_only(target)
+        self.assertEqual(["a"], list(only.modes))
+        self.assertEqual(("functional",), only.modes["a"].suites)
+        self.assertEqual([], only.in_mode("a").functional)
+        with self.assertRaisesRegex(HarnessError, "none of its modes .b. runs functional"):
+            mutate.functional_only(target.only_modes(["b"]))
+
+    def test_a_series_without_functional_tests_is_refused(self):
+        util.git(self.tree, "reset", "-q", "--hard", "HEAD~1")
+        helpers.commit(self.tree, {"nova/virt/ironic/driver.py": SERIES_DRIVER},
+                       helpers.message("Add a driver"))
+        with self.assertRaisesRegex(HarnessError, "touches no functional test module"):
+            self.run_command(self.target)
+
+
+if __name__ == "__main__":
+    unittest.main()
