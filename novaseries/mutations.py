@@ -1,14 +1,17 @@
 """Mutations: small, declared changes to a Nova tree that a good test
 suite must not notice (or must notice), applied to a scratch copy only.
 
-The one mutation so far is issue 39's yardstick, ``extra-read``: one more
+The mutations so far are issue 39's yardstick, ``extra-read``: one more
 read of the node at the start of the ironic driver's ``destroy()`` and of
 each iteration of its deploy wait (``_wait_for_active``) and tear-down
-wait (``_wait_for_teardown``'s ``_poll`` in the series,
-``_unprovision``'s ``_wait_for_provision_state`` in 34.0.0 itself).  The
-driver's behaviour is unchanged (the read's answer is thrown away; an error
-is swallowed), so a functional test that fails with it depends on how many
-times the driver reads Ironic, not on what the driver does.
+wait (``_wait_for_teardown``'s ``_poll`` where the teardown series is
+applied, ``_unprovision``'s ``_wait_for_provision_state`` in a tree
+without it: 34.0.0 itself, the rebuild, unplug_vifs and node-leak
+changes on their own).  The driver's behaviour is unchanged (the read's
+answer is thrown away; an error is swallowed), so a functional test that
+fails with it depends on how many times the driver reads Ironic, not on
+what the driver does; and ``extra-get-node``, the same read made with
+``get_node``.
 
 A mutation is data (:data:`MUTATIONS`): the file, the functions to change
 (by qualified name, with alternatives where releases differ) and the code
@@ -39,6 +42,9 @@ class Mutation:
     :param code: the statements put first in each anchor's body (after its
         docstring), unindented; they may use the names every anchor has in
         scope (``self``, ``instance``).
+    :param requires: text the file must hold for the code to do anything
+        (pike's driver has no ``ironic_connection``: the mutation's read
+        would fail there and be swallowed, so every test would pass).
     """
 
     name: str
@@ -46,7 +52,15 @@ class Mutation:
     path: str
     anchors: tuple
     code: str
+    requires: str = ""
 
+
+#: destroy() and the ironic driver's deploy and tear-down waits, as
+#: :class:`Mutation` ``anchors``.
+DRIVER_WAITS = (("IronicDriver.destroy",),
+                ("IronicDriver._wait_for_active",),
+                ("IronicDriver._wait_for_teardown._poll",
+                 "IronicDriver._unprovision._wait_for_provision_state"))
 
 #: The declared mutations, by name.
 MUTATIONS = {m.name: m for m in (
@@ -56,16 +70,28 @@ MUTATIONS = {m.name: m for m in (
                      "destroy() and of each iteration of the ironic driver's deploy and "
                      "tear-down waits (issue 39's yardstick)"),
         path="nova/virt/ironic/driver.py",
-        anchors=(("IronicDriver.destroy",),
-                 ("IronicDriver._wait_for_active",),
-                 ("IronicDriver._wait_for_teardown._poll",
-                  "IronicDriver._unprovision._wait_for_provision_state")),
+        anchors=DRIVER_WAITS,
         code=textwrap.dedent("""\
             try:  # novaseries mutation extra-read: one more read of the node
                 list(self.ironic_connection.nodes(instance_id=instance.uuid))
             except Exception:
                 pass
-            """)),
+            """),
+        requires="def ironic_connection("),
+    Mutation(
+        name="extra-get-node",
+        description=("extra-read with get_node(instance.node) as the read: a test that "
+                     "fails with it and not with extra-read counts the kinds of calls "
+                     "per poll"),
+        path="nova/virt/ironic/driver.py",
+        anchors=DRIVER_WAITS,
+        code=textwrap.dedent("""\
+            try:  # novaseries mutation extra-get-node: one more read of the node
+                self.ironic_connection.get_node(instance.node)
+            except Exception:
+                pass
+            """),
+        requires="def ironic_connection("),
 )}
 
 
@@ -96,13 +122,36 @@ def _find(module, qualname):
 
 
 def _first_statement(function):
-    """The first statement of ``function``'s body after its docstring."""
+    """The first statement of ``function``'s body after its docstring, or
+    None when the docstring is all the body holds."""
     body = function.body
-    if (len(body) > 1 and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
+    if (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)):
-        return body[1]
+        return body[1] if len(body) > 1 else None
     return body[0]
+
+
+def _place(mutation, name, function, lines):
+    """``(line number, indentation)`` where ``mutation.code`` goes in
+    ``function`` (``name``): the line its first statement after the
+    docstring starts on (a decorated statement: its first decorator's).
+
+    :raises HarnessError: there is no such statement, or something other
+        than indentation comes before it on its line (a body on the
+        ``def`` line, ``\"\"\"doc\"\"\"; x = 1``).
+    """
+    first = _first_statement(function)
+    if first is None:
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path}: {name} has no "
+                           "statement after its docstring")
+    decorators = getattr(first, "decorator_list", [])
+    lineno = min([first.lineno] + [d.lineno for d in decorators])
+    line = lines[lineno - 1]
+    column = len(line) - len(line.lstrip()) if decorators else first.col_offset
+    if line[:column].strip() or (decorators and not line[column:].startswith("@")):
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path}:{lineno}: {name}'s "
+                           "first statement does not start its line")
+    return lineno, column
 
 
 def apply(tree, mutation):
@@ -112,9 +161,11 @@ def apply(tree, mutation):
 
     :returns: ``[(qualified name, line number in the edited file)]``, one
         per anchor, in file order.
-    :raises HarnessError: the file is missing or does not parse, or an
-        anchor has none of its names in the file (the message names the
-        file and the names); the file is then left as it was.
+    :raises HarnessError: the file is missing, does not parse or lacks
+        ``mutation.requires``; anchors have none of their names in the file
+        (the message names the file and every such anchor's names); an
+        anchor's body has no place for the code (:func:`_place`); the
+        edited text would not parse.  The file is then left as it was.
     """
     path = pathlib.Path(tree, mutation.path)
     if not path.is_file():
@@ -124,25 +175,30 @@ def apply(tree, mutation):
         module = ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise HarnessError(f"mutation {mutation.name}: {path} does not parse: {exc}") from None
-    places = []
+    if mutation.requires not in text:
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path} has no "
+                           f"{mutation.requires!r}: the mutation would do nothing there")
+    lines = text.splitlines(keepends=True)
+    places, missing = [], []
     for names in mutation.anchors:
         found = next(((name, node) for name in names
                       if (node := _find(module, name)) is not None), None)
         if found is None:
-            raise HarnessError(f"mutation {mutation.name}: {mutation.path} has none of "
-                               f"{', '.join(names)}")
-        name, function = found
-        first = _first_statement(function)
-        if first.lineno == function.lineno:
-            raise HarnessError(f"mutation {mutation.name}: {mutation.path}: {name} has its "
-                               "body on its def line")
-        places.append((first.lineno, first.col_offset, name))
-    lines = text.splitlines(keepends=True)
+            missing.append(" or ".join(names))
+            continue
+        places.append((*_place(mutation, *found, lines), found[0]))
+    if missing:
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path} has no "
+                           f"{'; no '.join(missing)}")
     for lineno, column, _ in sorted(places, reverse=True):
         lines[lineno - 1:lineno - 1] = [textwrap.indent(mutation.code, " " * column)]
-    path.write_text("".join(lines))
+    mutated = "".join(lines)
+    try:
+        ast.parse(mutated)
+    except SyntaxError as exc:  # a shape _place did not foresee
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path} would not parse "
+                           f"once mutated ({exc}); left as it was") from None
+    path.write_text(mutated)
     inserted = mutation.code.count("\n")
-    done = []
-    for number, (lineno, _, name) in enumerate(sorted(places)):
-        done.append((name, lineno + number * inserted))
-    return done
+    return [(name, lineno + number * inserted)
+            for number, (lineno, _, name) in enumerate(sorted(places))]

@@ -434,7 +434,6 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         # patches touch in master-all's selections of that mode, so that no
         # module it touches drops out of that mode (master-all itself runs
         # only the unit modules its own patches touch beyond them)
-        import re
         known = targets.load(util.Context.create(helpers.REPO))
         combined = known["master-all"]
         shipped = {pathlib.Path(f).resolve() for f in combined.series()}
@@ -538,7 +537,7 @@ class TestModesTest(unittest.TestCase):
         self.known = ModesTest.load(self, TOML)
         helpers.capture_log(self)
 
-    def _run(self, target, missing=""):
+    def _run(self, target, missing="", **kwargs):
         calls = []
 
         def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8,
@@ -551,7 +550,12 @@ class TestModesTest(unittest.TestCase):
                                   lambda ctx, t: (t.venv_name, 0)), \
                 mock.patch.object(runner, "mode_interpreter_missing",
                                   lambda t: missing if t.mode.interpreter else ""):
-            return calls, runner.test_modes(self.ctx, target, "tree", label="x")
+            return calls, runner.test_modes(self.ctx, target, "tree", label="x", **kwargs)
+
+    def test_no_flake8_at_all(self):
+        # novaseries mutate: flake8 of a mutated tree would judge the mutation
+        calls, _ = self._run(self.known["new"], flake8=False)
+        self.assertEqual([False, False], [flake8 for _, _, _, flake8, _ in calls])
 
     def test_each_mode_with_its_venv_flake8_once(self):
         calls, outcomes = self._run(self.known["new"])

@@ -12,7 +12,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from novaseries import mutations, runner, util
+from novaseries import mutations, runner, targets, util
 from novaseries import tree as tree_mod
 from novaseries.commands import mutate
 from novaseries.outcomes import Outcome
@@ -26,7 +26,11 @@ SERIES_DRIVER = textwrap.dedent('''\
         """A driver."""
 
         def __init__(self, connection):
-            self.ironic_connection = connection
+            self._connection = connection
+
+        @property
+        def ironic_connection(self):
+            return self._connection
 
         def _wait_for_active(self, instance):
             """Poll once."""
@@ -65,9 +69,14 @@ class Connection(object):
             raise RuntimeError("Ironic is down")
         return iter([])
 
+    def get_node(self, node):
+        self.reads.append(node)
+        return None
+
 
 class Instance(object):
     uuid = "instance-uuid"
+    node = "node-uuid"
 
 
 def load(path):
@@ -111,6 +120,15 @@ class ApplyTest(unittest.TestCase):
                     self.assertEqual([{"instance_id": "instance-uuid"}] * 3 * extra,
                                      connection.reads)
 
+    def test_extra_get_node_reads_with_get_node(self):
+        self.driver.write_text(SERIES_DRIVER)
+        mutations.apply(self.tree, mutations.get("extra-get-node"))
+        connection = Connection()
+        driver = load(self.driver)(connection)
+        driver._wait_for_active(Instance())
+        driver.destroy(None, Instance(), None)
+        self.assertEqual(["node-uuid", "node-uuid"], connection.reads)
+
     def test_a_failing_read_changes_nothing(self):
         self.driver.write_text(SERIES_DRIVER)
         mutations.apply(self.tree, self.extra_read)
@@ -126,15 +144,62 @@ class ApplyTest(unittest.TestCase):
         self.assertEqual("Destroy.\n\n        Many lines.\n        ", cls.destroy.__doc__)
         self.assertEqual("Poll once.", cls._wait_for_active.__doc__)
 
-    def test_a_missing_anchor_names_file_and_functions_and_changes_nothing(self):
+    def test_missing_anchors_are_all_named_and_change_nothing(self):
         text = SERIES_DRIVER.replace("def _poll():", "def _other():").replace(
-            "return _poll()", "return _other()")
+            "return _poll()", "return _other()").replace("def destroy(", "def remove(")
         self.driver.write_text(text)
         with self.assertRaises(HarnessError) as caught:
             mutations.apply(self.tree, self.extra_read)
-        self.assertIn("nova/virt/ironic/driver.py has none of "
-                      "IronicDriver._wait_for_teardown._poll, "
-                      "IronicDriver._unprovision._wait_for_provision_state", str(caught.exception))
+        self.assertIn("nova/virt/ironic/driver.py has no IronicDriver.destroy; no "
+                      "IronicDriver._wait_for_teardown._poll or "
+                      "IronicDriver._unprovision._wait_for_provision_state",
+                      str(caught.exception))
+        self.assertEqual(text, self.driver.read_text())
+
+    def test_a_decorated_first_statement_gets_the_code_above_its_decorator(self):
+        self.driver.write_text(SERIES_DRIVER.replace(
+            "        if instance:\n            return 'destroyed'",
+            "        @(lambda f: f)\n        def helper():\n            return 'destroyed'\n"
+            "        if instance:\n            return helper()"))
+        done = dict(mutations.apply(self.tree, self.extra_read))
+        lines = self.driver.read_text().splitlines()
+        line = done["IronicDriver.destroy"]
+        self.assertEqual("        try:  # novaseries mutation extra-read: one more read "
+                         "of the node", lines[line - 1])
+        self.assertEqual("        @(lambda f: f)", lines[line + 3])
+        connection = Connection()
+        self.assertEqual("destroyed",
+                         load(self.driver)(connection).destroy(None, Instance(), None))
+        self.assertEqual(1, len(connection.reads))
+
+    def test_bodies_with_no_place_for_the_code_are_refused(self):
+        for old, new, error in (
+                ("        \"\"\"Poll once.\"\"\"\n        return 'polled'",
+                 "        \"\"\"Poll once.\"\"\"",
+                 "_wait_for_active has no statement after its docstring"),
+                ("    def _wait_for_active(self, instance):\n"
+                 "        \"\"\"Poll once.\"\"\"\n        return 'polled'",
+                 "    def _wait_for_active(self, instance): return 'polled'",
+                 "_wait_for_active's first statement does not start its line"),
+                ("        \"\"\"Poll once.\"\"\"\n        return 'polled'",
+                 "        \"\"\"Poll once.\"\"\"; return 'polled'",
+                 "_wait_for_active's first statement does not start its line")):
+            with self.subTest(error=error):
+                text = SERIES_DRIVER.replace(old, new)
+                self.assertNotEqual(SERIES_DRIVER, text)
+                self.driver.write_text(text)
+                with self.assertRaisesRegex(HarnessError, error):
+                    mutations.apply(self.tree, self.extra_read)
+                self.assertEqual(text, self.driver.read_text())
+
+    def test_a_driver_the_read_cannot_reach_is_refused(self):
+        # pike's driver talks to Ironic through ironicclient: the read
+        # would fail, be swallowed, and every test would pass
+        text = SERIES_DRIVER.replace("ironic_connection", "ironicclient")
+        self.driver.write_text(text)
+        with self.assertRaisesRegex(HarnessError, "has no 'def ironic_connection.': the "
+                                    "mutation would do nothing there"):
+            mutations.apply(self.tree, self.extra_read)
         self.assertEqual(text, self.driver.read_text())
 
     def test_a_missing_or_broken_file_is_refused(self):
@@ -145,7 +210,8 @@ class ApplyTest(unittest.TestCase):
             mutations.apply(self.tree, self.extra_read)
 
     def test_an_unknown_mutation_lists_the_known(self):
-        with self.assertRaisesRegex(HarnessError, "unknown mutation 'nope' .known: extra-read"):
+        with self.assertRaisesRegex(HarnessError, "unknown mutation 'nope' .known: "
+                                    "extra-read, extra-get-node"):
             mutations.get("nope")
 
 
@@ -159,6 +225,12 @@ class MutateCommandTest(helpers.ProjectTestCase):
         helpers.commit(self.tree, {"nova/virt/ironic/driver.py": SERIES_DRIVER,
                                    "nova/tests/functional/test_thing.py": "# a test\n"},
                        helpers.message("Add a driver and a test"))
+
+    def moded(self):
+        """Target ``fake`` with one concurrency mode, ``a``."""
+        toml = (self.root / "targets" / "targets.toml")
+        toml.write_text(toml.read_text() + "\n[modes.a]\n[targets.fake.modes.a]\n")
+        return targets.get(self.ctx, "fake")
 
     def run_command(self, target):
         seen = {}
@@ -176,8 +248,7 @@ class MutateCommandTest(helpers.ProjectTestCase):
         return rc, seen
 
     def test_runs_the_series_functional_modules_on_the_mutated_copy(self):
-        target = self.target
-        rc, seen = self.run_command(target)
+        rc, seen = self.run_command(self.moded())
         self.assertEqual(0, rc)
         self.assertIn("novaseries mutation extra-read", seen["driver"])
         self.assertEqual(["nova.tests.functional.test_thing"], seen["modules"])
@@ -187,6 +258,8 @@ class MutateCommandTest(helpers.ProjectTestCase):
         # the prepared tree is untouched
         self.assertEqual(SERIES_DRIVER, (self.tree / "nova/virt/ironic/driver.py").read_text())
         self.assertEqual("", util.git(self.tree, "status", "--porcelain"))
+        # and the scratch worktree is gone
+        self.assertEqual(1, len(util.git(self.tree, "worktree", "list").splitlines()))
 
     def test_modes_run_the_functional_suite_alone(self):
         toml = (self.root / "targets" / "targets.toml")
@@ -198,21 +271,23 @@ class MutateCommandTest(helpers.ProjectTestCase):
             [targets.fake.modes.b]
             suites = ["unit"]
             '''))
-        from novaseries import targets
         target = targets.get(self.ctx, "fake")
-        only = mutate.functional_only(target)
+        only = mutate.functional_suite_only(target.only_modes(["a"]))
         self.assertEqual(["a"], list(only.modes))
         self.assertEqual(("functional",), only.modes["a"].suites)
         self.assertEqual([], only.in_mode("a").functional)
-        with self.assertRaisesRegex(HarnessError, "none of its modes .b. runs functional"):
-            mutate.functional_only(target.only_modes(["b"]))
+        with self.assertRaisesRegex(HarnessError, "mode b runs no functional tests .choose "
+                                    "the others with --mode"):
+            mutate.functional_suite_only(target)
+        with self.assertRaisesRegex(HarnessError, "has no concurrency modes"):
+            mutate.functional_suite_only(self.target)
 
     def test_a_series_without_functional_tests_is_refused(self):
         util.git(self.tree, "reset", "-q", "--hard", "HEAD~1")
         helpers.commit(self.tree, {"nova/virt/ironic/driver.py": SERIES_DRIVER},
                        helpers.message("Add a driver"))
         with self.assertRaisesRegex(HarnessError, "touches no functional test module"):
-            self.run_command(self.target)
+            self.run_command(self.moded())
 
 
 if __name__ == "__main__":
