@@ -42,9 +42,10 @@ class Mutation:
     :param code: the statements put first in each anchor's body (after its
         docstring), unindented; they may use the names every anchor has in
         scope (``self``, ``instance``).
-    :param requires: text the file must hold for the code to do anything
-        (pike's driver has no ``ironic_connection``: the mutation's read
-        would fail there and be swallowed, so every test would pass).
+    :param requires: a function (qualified name) the file must define for
+        the code to do anything (pike's driver has no
+        ``ironic_connection``: the mutation's read would fail there and be
+        swallowed, so every test would pass).
     """
 
     name: str
@@ -77,7 +78,7 @@ MUTATIONS = {m.name: m for m in (
             except Exception:
                 pass
             """),
-        requires="def ironic_connection("),
+        requires="IronicDriver.ironic_connection"),
     Mutation(
         name="extra-get-node",
         description=("extra-read with get_node(instance.node) as the read: a test that "
@@ -91,7 +92,7 @@ MUTATIONS = {m.name: m for m in (
             except Exception:
                 pass
             """),
-        requires="def ironic_connection("),
+        requires="IronicDriver.ironic_connection"),
 )}
 
 
@@ -175,9 +176,9 @@ def apply(tree, mutation):
         module = ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise HarnessError(f"mutation {mutation.name}: {path} does not parse: {exc}") from None
-    if mutation.requires not in text:
+    if mutation.requires and _find(module, mutation.requires) is None:
         raise HarnessError(f"mutation {mutation.name}: {mutation.path} has no "
-                           f"{mutation.requires!r}: the mutation would do nothing there")
+                           f"{mutation.requires}: the mutation would do nothing there")
     lines = text.splitlines(keepends=True)
     places, missing = [], []
     for names in mutation.anchors:
@@ -193,9 +194,9 @@ def apply(tree, mutation):
     for lineno, column, _ in sorted(places, reverse=True):
         lines[lineno - 1:lineno - 1] = [textwrap.indent(mutation.code, " " * column)]
     mutated = "".join(lines)
-    try:
-        ast.parse(mutated)
-    except SyntaxError as exc:  # a shape _place did not foresee
+    try:  # compile(), not only parse: some errors only compiling finds
+        compile(mutated, str(path), "exec")
+    except SyntaxError as exc:  # a shape _place did not foresee (tabs)
         raise HarnessError(f"mutation {mutation.name}: {mutation.path} would not parse "
                            f"once mutated ({exc}); left as it was") from None
     path.write_text(mutated)

@@ -197,8 +197,25 @@ class ApplyTest(unittest.TestCase):
         # would fail, be swallowed, and every test would pass
         text = SERIES_DRIVER.replace("ironic_connection", "ironicclient")
         self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "has no 'def ironic_connection.': the "
-                                    "mutation would do nothing there"):
+        with self.assertRaisesRegex(HarnessError, "has no IronicDriver.ironic_connection: "
+                                    "the mutation would do nothing there"):
+            mutations.apply(self.tree, self.extra_read)
+        self.assertEqual(text, self.driver.read_text())
+
+    def test_a_mention_of_ironic_connection_is_not_the_function(self):
+        text = SERIES_DRIVER.replace("ironic_connection", "ironicclient").replace(
+            '"""A driver."""', '"""A driver (no def ironic_connection(self) here)."""')
+        self.driver.write_text(text)
+        with self.assertRaisesRegex(HarnessError, "has no IronicDriver.ironic_connection"):
+            mutations.apply(self.tree, self.extra_read)
+
+    def test_an_edit_that_would_not_compile_is_refused(self):
+        # a tab-indented driver: the code goes in indented with spaces, which
+        # Python refuses to mix with the tabs of the lines after it
+        text = SERIES_DRIVER.replace("    ", "\t")
+        self.driver.write_text(text)
+        with self.assertRaisesRegex(HarnessError, "would not parse once mutated .* left as "
+                                    "it was"):
             mutations.apply(self.tree, self.extra_read)
         self.assertEqual(text, self.driver.read_text())
 
@@ -281,6 +298,29 @@ class MutateCommandTest(helpers.ProjectTestCase):
             mutate.functional_suite_only(target)
         with self.assertRaisesRegex(HarnessError, "has no concurrency modes"):
             mutate.functional_suite_only(self.target)
+
+    def test_one_mutate_of_a_target_at_a_time(self):
+        held = []
+
+        @contextlib.contextmanager
+        def file_lock(path, what):
+            held.append(path)
+            yield
+            held.append("released")
+
+        with mock.patch.object(mutate, "file_lock", file_lock):
+            rc, seen = self.run_command(self.moded())
+        self.assertEqual([self.ctx.results("fake") / "mutate.lock", "released"], held)
+        self.assertIn("novaseries mutation extra-read", seen["driver"])
+
+    def test_a_refused_mutation_leaves_no_worktree(self):
+        helpers.commit(self.tree, {"nova/virt/ironic/driver.py":
+                                   SERIES_DRIVER.replace("ironic_connection", "ironicclient")},
+                       helpers.message("Talk through ironicclient"))
+        with self.assertRaisesRegex(HarnessError, "would do nothing there"):
+            self.run_command(self.moded())
+        self.assertEqual(1, len(util.git(self.tree, "worktree", "list").splitlines()))
+        self.assertEqual("", util.git(self.tree, "status", "--porcelain"))
 
     def test_a_series_without_functional_tests_is_refused(self):
         util.git(self.tree, "reset", "-q", "--hard", "HEAD~1")

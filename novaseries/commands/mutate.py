@@ -3,14 +3,15 @@ mutated copy of the tree (:mod:`novaseries.mutations`).
 
 The mutation is applied, uncommitted, in a scratch worktree of the target's
 tree at HEAD (the tree itself is not touched); then every functional test
-module the series touches runs there, in each of the target's modes that
-runs functional tests (or the ``--mode`` given), as ``test`` runs it,
-without the unit selections, the target's ``functional`` selections and
-flake8.  One ``mutate`` of a target at a time: a second waits for the
-first (they would share the results folder's stestr repositories).  Prints where the mutation
-went, the summary and ``N passed, N failed, N skipped``; the exit status is
-1 if a test failed.  For ``extra-read`` (issue 39's yardstick) a failure
-names a test that depends on how many times the driver reads Ironic."""
+module the series touches runs there, in each of the target's modes (or
+those ``--mode`` names; a mode that runs no functional tests is refused),
+as ``test`` runs it, without the unit selections, the target's
+``functional`` selections and flake8.  One ``mutate`` of a target at a
+time: a second waits for the first (they would share the results
+folder's stestr repositories).  Prints where the mutation went, the
+summary and ``N passed, N failed, N skipped``; the exit status is 1 if a
+test failed.  For ``extra-read`` (issue 39's yardstick) a failure names a
+test that depends on how many times the driver reads Ironic."""
 
 import dataclasses
 
