@@ -166,7 +166,7 @@ def apply(tree, mutation):
         ``mutation.requires``; anchors have none of their names in the file
         (the message names the file and every such anchor's names); an
         anchor's body has no place for the code (:func:`_place`); the
-        edited text would not parse.  The file is then left as it was.
+        edited text would not compile.  The file is then left as it was.
     """
     path = pathlib.Path(tree, mutation.path)
     if not path.is_file():
@@ -194,10 +194,10 @@ def apply(tree, mutation):
     for lineno, column, _ in sorted(places, reverse=True):
         lines[lineno - 1:lineno - 1] = [textwrap.indent(mutation.code, " " * column)]
     mutated = "".join(lines)
-    try:  # compile(), not only parse: some errors only compiling finds
+    try:  # compile(), not only parse: some errors only compiling finds (nonlocal)
         compile(mutated, str(path), "exec")
     except SyntaxError as exc:  # a shape _place did not foresee (tabs)
-        raise HarnessError(f"mutation {mutation.name}: {mutation.path} would not parse "
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path} would not compile "
                            f"once mutated ({exc}); left as it was") from None
     path.write_text(mutated)
     inserted = mutation.code.count("\n")

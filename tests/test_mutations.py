@@ -214,8 +214,19 @@ class ApplyTest(unittest.TestCase):
         # Python refuses to mix with the tabs of the lines after it
         text = SERIES_DRIVER.replace("    ", "\t")
         self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "would not parse once mutated .* left as "
+        with self.assertRaisesRegex(HarnessError, "would not compile once mutated .* left as "
                                     "it was"):
+            mutations.apply(self.tree, self.extra_read)
+        self.assertEqual(text, self.driver.read_text())
+
+    def test_an_edit_only_compiling_refuses_is_refused(self):
+        # parses, but the inserted read uses ``instance`` before the
+        # function's nonlocal declaration of it: only compile() says so
+        text = SERIES_DRIVER.replace("        def _poll():\n",
+                                     "        def _poll():\n            nonlocal instance\n")
+        self.assertNotEqual(SERIES_DRIVER, text)
+        self.driver.write_text(text)
+        with self.assertRaisesRegex(HarnessError, "would not compile once mutated"):
             mutations.apply(self.tree, self.extra_read)
         self.assertEqual(text, self.driver.read_text())
 
@@ -250,9 +261,10 @@ class MutateCommandTest(helpers.ProjectTestCase):
         return targets.get(self.ctx, "fake")
 
     def run_command(self, target):
-        seen = {}
+        seen, self.events = {}, []
 
         def test_modes(ctx, moded, work, label, flake8):
+            self.events.append("run")
             seen.update(target=moded, label=label, flake8=flake8,
                         driver=pathlib.Path(work, "nova/virt/ironic/driver.py").read_text(),
                         modules=runner.functional_modules(work))
@@ -300,17 +312,17 @@ class MutateCommandTest(helpers.ProjectTestCase):
             mutate.functional_suite_only(self.target)
 
     def test_one_mutate_of_a_target_at_a_time(self):
-        held = []
-
         @contextlib.contextmanager
         def file_lock(path, what):
-            held.append(path)
+            self.events.append(path)
             yield
-            held.append("released")
+            self.events.append("released")
 
         with mock.patch.object(mutate, "file_lock", file_lock):
             rc, seen = self.run_command(self.moded())
-        self.assertEqual([self.ctx.results("fake") / "mutate.lock", "released"], held)
+        # the tests run while the lock is held
+        self.assertEqual([self.ctx.results("fake") / "mutate.lock", "run", "released"],
+                         self.events)
         self.assertIn("novaseries mutation extra-read", seen["driver"])
 
     def test_a_refused_mutation_leaves_no_worktree(self):
