@@ -63,36 +63,32 @@ DRIVER_WAITS = (("IronicDriver.destroy",),
                 ("IronicDriver._wait_for_teardown._poll",
                  "IronicDriver._unprovision._wait_for_provision_state"))
 
+
+def driver_read(name, description, read):
+    """A :class:`Mutation` called ``name`` that puts one more read of the
+    node, the statement ``read`` (its answer thrown away, an error
+    swallowed), first in destroy() and in each iteration of the ironic
+    driver's deploy and tear-down waits (:data:`DRIVER_WAITS`)."""
+    return Mutation(
+        name=name, description=description, path="nova/virt/ironic/driver.py",
+        anchors=DRIVER_WAITS, requires="IronicDriver.ironic_connection",
+        code=(f"try:  # novaseries mutation {name}: one more read of the node\n"
+              f"    {read}\n"
+              "except Exception:\n"
+              "    pass\n"))
+
+
 #: The declared mutations, by name.
 MUTATIONS = {m.name: m for m in (
-    Mutation(
-        name="extra-read",
-        description=("one more read of the node (nodes(instance_id=...)) at the start of "
-                     "destroy() and of each iteration of the ironic driver's deploy and "
-                     "tear-down waits (issue 39's yardstick)"),
-        path="nova/virt/ironic/driver.py",
-        anchors=DRIVER_WAITS,
-        code=textwrap.dedent("""\
-            try:  # novaseries mutation extra-read: one more read of the node
-                list(self.ironic_connection.nodes(instance_id=instance.uuid))
-            except Exception:
-                pass
-            """),
-        requires="IronicDriver.ironic_connection"),
-    Mutation(
-        name="extra-get-node",
-        description=("extra-read with get_node(instance.node) as the read: a test that "
-                     "fails with it and not with extra-read counts the kinds of calls "
-                     "per poll"),
-        path="nova/virt/ironic/driver.py",
-        anchors=DRIVER_WAITS,
-        code=textwrap.dedent("""\
-            try:  # novaseries mutation extra-get-node: one more read of the node
-                self.ironic_connection.get_node(instance.node)
-            except Exception:
-                pass
-            """),
-        requires="IronicDriver.ironic_connection"),
+    driver_read("extra-read",
+                "one more read of the node (nodes(instance_id=...)) at the start of "
+                "destroy() and of each iteration of the ironic driver's deploy and "
+                "tear-down waits (issue 39's yardstick)",
+                "list(self.ironic_connection.nodes(instance_id=instance.uuid))"),
+    driver_read("extra-get-node",
+                "extra-read with get_node(instance.node) as the read: a test that fails "
+                "with it and not with extra-read counts the kinds of calls per poll",
+                "self.ironic_connection.get_node(instance.node)"),
 )}
 
 
