@@ -187,46 +187,37 @@ class ApplyTest(unittest.TestCase):
             with self.subTest(error=error):
                 text = SERIES_DRIVER.replace(old, new)
                 self.assertNotEqual(SERIES_DRIVER, text)
-                self.driver.write_text(text)
-                with self.assertRaisesRegex(HarnessError, error):
-                    mutations.apply(self.tree, self.extra_read)
-                self.assertEqual(text, self.driver.read_text())
+                self.assertRefused(text, error)
 
     def test_a_driver_the_read_cannot_reach_is_refused(self):
         # pike's driver talks to Ironic through ironicclient: the read
-        # would fail, be swallowed, and every test would pass
-        text = SERIES_DRIVER.replace("ironic_connection", "ironicclient")
-        self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "has no IronicDriver.ironic_connection: "
-                                    "the mutation would do nothing there"):
-            mutations.apply(self.tree, self.extra_read)
-        self.assertEqual(text, self.driver.read_text())
-
-    def test_a_mention_of_ironic_connection_is_not_the_function(self):
-        text = SERIES_DRIVER.replace("ironic_connection", "ironicclient").replace(
-            '"""A driver."""', '"""A driver (no def ironic_connection(self) here)."""')
-        self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "has no IronicDriver.ironic_connection"):
-            mutations.apply(self.tree, self.extra_read)
+        # would fail, be swallowed, and every test would pass; a mention of
+        # ironic_connection in a docstring is not the function
+        pike = SERIES_DRIVER.replace("ironic_connection", "ironicclient")
+        for text in (pike, pike.replace('"""A driver."""',
+                                        '"""A driver (no def ironic_connection(self) here)."""')):
+            with self.subTest(text=text[:80]):
+                self.assertRefused(text, "has no IronicDriver.ironic_connection: the "
+                                   "mutation would do nothing there")
 
     def test_an_edit_that_would_not_compile_is_refused(self):
-        # a tab-indented driver: the code goes in indented with spaces, which
-        # Python refuses to mix with the tabs of the lines after it
-        text = SERIES_DRIVER.replace("    ", "\t")
-        self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "would not compile once mutated .* left as "
-                                    "it was"):
-            mutations.apply(self.tree, self.extra_read)
-        self.assertEqual(text, self.driver.read_text())
+        for why, text in (
+                # the code goes in indented with spaces, which Python refuses
+                # to mix with the tabs of the lines after it
+                ("a tab-indented driver", SERIES_DRIVER.replace("    ", "\t")),
+                # parses, but the inserted read uses ``instance`` before the
+                # function's nonlocal declaration of it: only compile() says so
+                ("nonlocal", SERIES_DRIVER.replace(
+                    "        def _poll():\n",
+                    "        def _poll():\n            nonlocal instance\n"))):
+            with self.subTest(why=why):
+                self.assertNotEqual(SERIES_DRIVER, text)
+                self.assertRefused(text, "would not compile once mutated .* left as it was")
 
-    def test_an_edit_only_compiling_refuses_is_refused(self):
-        # parses, but the inserted read uses ``instance`` before the
-        # function's nonlocal declaration of it: only compile() says so
-        text = SERIES_DRIVER.replace("        def _poll():\n",
-                                     "        def _poll():\n            nonlocal instance\n")
-        self.assertNotEqual(SERIES_DRIVER, text)
+    def assertRefused(self, text, error):
+        """apply() on a driver of ``text`` raises ``error`` and leaves it."""
         self.driver.write_text(text)
-        with self.assertRaisesRegex(HarnessError, "would not compile once mutated"):
+        with self.assertRaisesRegex(HarnessError, error):
             mutations.apply(self.tree, self.extra_read)
         self.assertEqual(text, self.driver.read_text())
 
