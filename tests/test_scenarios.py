@@ -734,7 +734,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
         tree = self.tmp / "tree"
         fixtures = tree / "nova" / "tests" / "fixtures"
         fixtures.mkdir(parents=True)
-        (fixtures / "ironic.py").write_text("def after_polls(): pass\n")
+        (fixtures / "ironic.py").write_text("def on_poll(): pass\n")
         base = tree / "nova" / "tests" / "functional" / "ironic"
         base.mkdir(parents=True)
         (base / "base.py").write_text("")

@@ -160,7 +160,7 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
     modes = tuple(modes or targets_mod.default_modes(ctx))
     tree = pathlib.Path(tree).resolve()
     fixture = tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py'
-    if not (fixture.exists() and 'def after_polls' in fixture.read_text() and
+    if not (fixture.exists() and 'def on_poll' in fixture.read_text() and
             (tree / 'nova' / 'tests' / 'functional' / 'ironic' /
              'base.py').exists()):
         raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "

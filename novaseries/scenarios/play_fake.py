@@ -23,6 +23,7 @@ from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
 
+from novaseries.scenarios import counting_ironic  # noqa: E402
 from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.scenarios.watch import (  # noqa: E402
     BuildWatch, log_lines, Observe, poll_stats)
@@ -71,6 +72,11 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
         self._count_held_polls()
         if self.SCENARIO.delete_on_reschedule:
             self._delete_on_reschedule()
+
+    def _start_ironic(self):
+        # the scenario table is timed by reads (counting_ironic)
+        counting_ironic.install(self)
+        super()._start_ironic()
 
     def _count_held_polls(self):
         """Record, for each poll of a held deploy (``wait call-back``

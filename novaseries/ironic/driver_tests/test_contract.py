@@ -25,8 +25,10 @@ except ImportError as e:  # pragma: no cover
 
 try:
     from nova.tests.fixtures import ironic as ironic_fixture
+    # the contract scenarios are timed by reads
+    from novaseries.scenarios import counting_ironic
 except ImportError as e:
-    ironic_fixture = None
+    ironic_fixture = counting_ironic = None
     FIXTURE_MISSING = e
 else:
     FIXTURE_MISSING = None
@@ -123,8 +125,8 @@ class TestFakeMatchesReal(testtools.TestCase):
         # (one thread polls and acts: a held deploy's poll has nothing to
         # wait for)
         self.fixture = self.useFixture(
-            ironic_fixture.IronicFixture(self, callback_reads=None,
-                                         held_poll_wait=0))
+            counting_ironic.CountingIronicFixture(
+                self, callback_reads=None, held_poll_wait=0))
 
 
 def _make_tests(scn):

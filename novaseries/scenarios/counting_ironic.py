@@ -1,0 +1,235 @@
+"""The fake Ironic with read counts, for the main job's scenario table.
+
+The series' ``nova.tests.fixtures.IronicFixture`` has no notion of time:
+the conductor finishes each step before the driver's next read unless a
+test holds the node in it, and tests act on events (``on_poll``,
+``on_call``), never on a number of reads.  The main job's scenario table
+(``scenario_table.Scenario``: ``after_polls``, ``deleting_reads``,
+``deploying_reads``, the ``polls_at_most`` bound) and the contract tests
+were written against the counting fixture the series had before
+(issue 39), and the real-Ironic backend (``real_backend``) mirrors that
+interface.  :class:`CountingIronicFixture` gives it back, in the harness
+only, on top of the series' fixture:
+
+* ``configure_node(node, deploying_reads=, callback_reads=,
+  deleting_reads=, cleaning_reads=)``: a node in one of the conductor's
+  steps stays there for that many driver reads of it (``None``: until the
+  test acts, 0: not seen by a read); defaults from the constructor, and
+  ``callback_reads`` from the test's ``CALLBACK_READS`` if it has one;
+* ``after_polls(count, action, node=None, loop='deploy')``, ``polls``,
+  ``wait_for_polls`` and ``wait_for_deploy(instance_id, polls=0)``: the
+  polls of the driver's wait loops counted per node and loop (a deploy's
+  from its request on, a tear-down wait's from its start);
+* ``held_poll_wait``: a poll of a deploy held in a step that the previous
+  poll saw already first waits, at most that many seconds, until the
+  fixture is used again, so that a held deploy does not spin.
+
+Everything else (the proxy, the state table, Ironic's refusals, the
+operator controls, ``on_state``) is the series' fixture's.  The scenario
+runners install it in place of ``nova.tests.fixtures.IronicFixture``
+(:func:`install`).
+"""
+
+import collections
+import contextlib
+
+import fixtures
+from nova.tests.fixtures import ironic as ironic_fixture
+
+STEPS = ironic_fixture.CONDUCTOR_STEPS
+#: The read-count option of each conductor step.
+DURATION_OF = {'deploying': 'deploying_reads',
+               'wait call-back': 'callback_reads',
+               'deleting': 'deleting_reads', 'cleaning': 'cleaning_reads'}
+assert set(DURATION_OF) == set(STEPS), 'the series changed its steps'
+
+
+class CountingIronicFixture(ironic_fixture.IronicFixture):
+    """The series' fake Ironic, timed by reads (see the module).
+
+    :param test: the test case using the fixture.
+    :param hold: ignored (the series' ``IronicHelperMixin`` passes its
+        ``HOLD``); the read counts decide.
+    :param deploying_reads: reads a node stays in ``deploying``.
+    :param callback_reads: reads it stays in ``wait call-back``; None:
+        until the test acts (the test's ``CALLBACK_READS`` overrides it).
+    :param deleting_reads: reads it stays in ``deleting``.
+    :param cleaning_reads: reads it stays in ``cleaning``.
+    :param held_poll_wait: seconds a poll of a held deploy waits at most.
+    """
+
+    def __init__(self, test, hold=(), deploying_reads=1, callback_reads=2,
+                 deleting_reads=1, cleaning_reads=1, held_poll_wait=0.05):
+        super().__init__(test)
+        self.held_poll_wait = held_poll_wait
+        self.defaults = {
+            'deploying_reads': deploying_reads,
+            'callback_reads': getattr(test, 'CALLBACK_READS', callback_reads),
+            'deleting_reads': deleting_reads,
+            'cleaning_reads': cleaning_reads,
+        }
+        self._durations = collections.defaultdict(dict)
+        self._reads_left = {}
+        self._counts = collections.defaultdict(
+            lambda: {'deploy': 0, 'teardown': 0})
+        self._polled_state = {}
+        self._count_hooks = []
+
+    # -- read counts
+
+    def _duration(self, node_id, state):
+        option = DURATION_OF[state]
+        return self._durations[node_id].get(option, self.defaults[option])
+
+    def _holds(self, node_id):
+        # a step that a read does not end at once is held until its reads
+        # ran out (_driver_call) or the test acts
+        return frozenset(state for state in STEPS
+                         if self._duration(node_id, state) != 0)
+
+    def _transition(self, node_id, event, last_error=None):
+        super()._transition(node_id, event, last_error)
+        state = self._nodes[node_id]['provision_state']
+        self._reads_left[node_id] = (self._duration(node_id, state)
+                                     if state in STEPS else None)
+        if event in ('deploy', 'rebuild'):
+            self._counts[node_id] = {'deploy': 0, 'teardown': 0}
+            self._polled_state[node_id] = None
+
+    def _driver_call(self, method, impl, *args, **kwargs):
+        with self._locked():
+            first = len(self.call_log)
+            try:
+                return super()._driver_call(method, impl, *args, **kwargs)
+            finally:
+                node_id = self.call_log[first].node
+                left = self._reads_left.get(node_id)
+                if method in ironic_fixture.READ_METHODS and left:
+                    self._reads_left[node_id] = left - 1
+                    if left == 1:
+                        self._meta[node_id]['due'] = True
+
+    def configure_node(self, node, **durations):
+        """Override the node's ``*_reads`` durations from now on."""
+        with self._locked():
+            node_id = self._node_id(node)
+            if set(durations) - set(self.defaults):
+                raise ironic_fixture.InvalidFixtureUse(
+                    'Unknown options %s' % durations)
+            self._durations[node_id].update(durations)
+
+    def settle(self, node=None):
+        """Let the conductor finish its pending work now (no reads).
+
+        Nodes move on until they reach a state the conductor does not
+        leave by itself, or one with a duration of None.
+        """
+        with self._locked():
+            for node_id in [self._node_id(node)] if node else list(
+                    self._nodes):
+                while node_id in self._nodes:
+                    state = self._nodes[node_id]['provision_state']
+                    if (state not in STEPS or
+                            self._duration(node_id, state) is None):
+                        break
+                    self._transition(node_id, STEPS[state])
+
+    # -- poll counts
+
+    @contextlib.contextmanager
+    def polling(self, loop, instance_id):
+        """The series' ``polling``, with the counts and ``held_poll_wait``.
+
+        Entering a ``teardown`` starts its count again; entering a
+        ``deploy`` poll of a held deploy that the previous poll saw
+        already waits first.
+        """
+        with self._lock:
+            node_id = self._deploy_node(instance_id)
+            if node_id is not None and loop == 'teardown':
+                self._counts[node_id]['teardown'] = 0
+                self._meta[node_id]['polled'] = {
+                    seen for seen in self._meta[node_id]['polled']
+                    if seen[0] != 'teardown'}
+            elif node_id is not None and self._held(node_id):
+                self._cond.wait(self.held_poll_wait)
+            if loop == 'teardown':
+                self._teardowns[instance_id] += 1
+        outer = getattr(self._deploy_poll, 'instance', None)
+        if loop == 'deploy':
+            self._deploy_poll.instance = instance_id
+        try:
+            yield
+        finally:
+            self._deploy_poll.instance = outer
+            if loop == 'teardown':
+                with self._lock:
+                    self._teardowns[instance_id] -= 1
+
+    def _held(self, node_id):
+        """Whether the last poll saw the node as it still is, held (in a
+        step that no read ends)."""
+        state = self._nodes.get(node_id, {}).get('provision_state')
+        return (state in STEPS and self._reads_left.get(node_id) is None and
+                self._polled_state.get(node_id) == state)
+
+    def _note_poll(self, node_id, instance_id):
+        super()._note_poll(node_id, instance_id)
+        deploy = getattr(self._deploy_poll, 'instance', None)
+        if deploy is not None:
+            loop = 'deploy' if deploy == instance_id else None
+        else:
+            loop = 'teardown' if self._teardowns[instance_id] > 0 else None
+        if loop is None:
+            return
+        counts = self._counts[node_id]
+        counts[loop] += 1
+        self._polled_state[node_id] = (
+            node_id in self._nodes and
+            self._nodes[node_id]['provision_state'])
+        for hook in list(self._count_hooks):
+            count, h_node, h_loop, action = hook
+            if (h_loop == loop and h_node in (None, node_id) and
+                    counts[loop] == count):
+                self._count_hooks.remove(hook)
+                self._queue(action, node_id)
+
+    def after_polls(self, count, action, node=None, loop='deploy'):
+        """Call ``action(node_id)`` right after the ``count``-th poll of
+        the wait loop ``loop`` (as ``on_poll``'s actions run)."""
+        if loop not in ironic_fixture.LOOPS:
+            raise ironic_fixture.InvalidFixtureUse('No wait loop %s' % loop)
+        with self._lock:
+            node_id = None if node is None else self._node_id(node)
+            self._count_hooks.append((count, node_id, loop, action))
+
+    def polls(self, node, loop='deploy'):
+        """Polls of the node by one wait loop so far."""
+        with self._lock:
+            return self._counts[self._node_ref(node)][loop]
+
+    def _node_ref(self, node):
+        ref = getattr(node, 'id', node)
+        return ref if ref in self._meta else self._node_id(ref)
+
+    def wait_for_polls(self, node, count, timeout=30, loop='deploy'):
+        """Block until the driver polled ``node`` ``count`` times."""
+        node_id = self._node_ref(node)
+        self._wait(lambda: self._counts[node_id][loop] >= count, timeout,
+                   '%d %s polls' % (count, loop))
+
+    def wait_for_deploy(self, instance_id, polls=0, timeout=30):
+        """Block until a deploy for the instance was polled ``polls``
+        times; returns the node's id."""
+        return self._wait(lambda: next(
+            (node_id for node_id, meta in self._meta.items()
+             if meta['deploy_instance'] == instance_id and
+             self._counts[node_id]['deploy'] >= polls), None), timeout,
+            '%d polls of a deploy of %s' % (polls, instance_id))
+
+
+def install(test):
+    """Make ``nova.tests.fixtures.IronicFixture`` the counting one for the
+    test (the series' ``IronicHelperMixin`` builds it from there)."""
+    test.useFixture(fixtures.MonkeyPatch(
+        'nova.tests.fixtures.IronicFixture', CountingIronicFixture))
