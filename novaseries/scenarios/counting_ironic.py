@@ -49,7 +49,10 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
 
     :param test: the test case using the fixture.
     :param hold: ignored (the series' ``IronicHelperMixin`` passes its
-        ``HOLD``); the read counts decide.
+        ``HOLD``, which the scenario tests do not set); the read counts
+        decide. It reimplements the series' ``polling`` and re-derives a
+        poll's loop in ``_note_poll``: a change of those in the series
+        must be mirrored here (the main job then shows it).
     :param deploying_reads: reads a node stays in ``deploying``.
     :param callback_reads: reads it stays in ``wait call-back``; None:
         until the test acts (the test's ``CALLBACK_READS`` overrides it).
@@ -102,7 +105,11 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             try:
                 return super()._driver_call(method, impl, *args, **kwargs)
             finally:
-                node_id = self.call_log[first].node
+                # (the series' _driver_call logs each call, also one that
+                # raised; if it raised before that, there is nothing to
+                # count)
+                node_id = (self.call_log[first].node
+                           if len(self.call_log) > first else None)
                 left = self._reads_left.get(node_id)
                 if method in ironic_fixture.READ_METHODS and left:
                     self._reads_left[node_id] = left - 1
