@@ -16,10 +16,10 @@ only, on top of the series' fixture:
   steps stays there for that many driver reads of it (``None``: until the
   test acts, 0: not seen by a read); defaults from the constructor, and
   ``callback_reads`` from the test's ``CALLBACK_READS`` if it has one;
-* ``after_polls(count, action, node=None, loop='deploy')``, ``polls``,
-  ``wait_for_polls`` and ``wait_for_deploy(instance_id, polls=0)``: the
-  polls of the driver's wait loops counted per node and loop (a deploy's
-  from its request on, a tear-down wait's from its start);
+* ``after_polls(count, action, node=None, loop='deploy')`` and
+  ``polls``: the polls of the driver's wait loops counted per node and
+  loop (a deploy's from its request on, a tear-down wait's from its
+  start);
 * ``held_poll_wait``: a poll of a deploy held in a step that the previous
   poll saw already first waits, at most that many seconds, until the
   fixture is used again, so that a held deploy does not spin.
@@ -73,8 +73,6 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         }
         self._durations = collections.defaultdict(dict)
         self._reads_left = {}
-        self._counts = collections.defaultdict(
-            lambda: {'deploy': 0, 'teardown': 0})
         self._polled_state = {}
         self._count_hooks = []
 
@@ -96,7 +94,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         self._reads_left[node_id] = (self._duration(node_id, state)
                                      if state in STEPS else None)
         if event in ('deploy', 'rebuild'):
-            self._counts[node_id] = {'deploy': 0, 'teardown': 0}
+            self._meta[node_id]['counts'] = {'deploy': 0, 'teardown': 0}
             self._polled_state[node_id] = None
 
     def _driver_call(self, method, impl, *args, **kwargs):
@@ -154,24 +152,16 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         with self._lock:
             node_id = self._deploy_node(instance_id)
             if node_id is not None and loop == 'teardown':
-                self._counts[node_id]['teardown'] = 0
-                self._meta[node_id]['polled'] = {
-                    seen for seen in self._meta[node_id]['polled']
-                    if seen[0] != 'teardown'}
+                self._counts(node_id)['teardown'] = 0
             elif node_id is not None and self._held(node_id):
                 self._cond.wait(self.held_poll_wait)
-            if loop == 'teardown':
-                self._teardowns[instance_id] += 1
-        outer = getattr(self._deploy_poll, 'instance', None)
-        if loop == 'deploy':
-            self._deploy_poll.instance = instance_id
-        try:
+        with super().polling(loop, instance_id):
             yield
-        finally:
-            self._deploy_poll.instance = outer
-            if loop == 'teardown':
-                with self._lock:
-                    self._teardowns[instance_id] -= 1
+
+    def _counts(self, node_id):
+        """``{loop: polls}`` of the node's latest deploy or rebuild."""
+        return self._meta[node_id].setdefault(
+            'counts', {'deploy': 0, 'teardown': 0})
 
     def _held(self, node_id):
         """Whether the last poll saw the node as it still is, held (in a
@@ -189,7 +179,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             loop = 'teardown' if self._teardowns[instance_id] > 0 else None
         if loop is None:
             return
-        counts = self._counts[node_id]
+        counts = self._counts(node_id)
         counts[loop] += 1
         self._polled_state[node_id] = (
             node_id in self._nodes and
@@ -211,28 +201,10 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             self._count_hooks.append((count, node_id, loop, action))
 
     def polls(self, node, loop='deploy'):
-        """Polls of the node by one wait loop so far."""
+        """Polls of the node by one wait loop so far (also once the node
+        was deleted)."""
         with self._lock:
-            return self._counts[self._node_ref(node)][loop]
-
-    def _node_ref(self, node):
-        ref = getattr(node, 'id', node)
-        return ref if ref in self._meta else self._node_id(ref)
-
-    def wait_for_polls(self, node, count, timeout=30, loop='deploy'):
-        """Block until the driver polled ``node`` ``count`` times."""
-        node_id = self._node_ref(node)
-        self._wait(lambda: self._counts[node_id][loop] >= count, timeout,
-                   '%d %s polls' % (count, loop))
-
-    def wait_for_deploy(self, instance_id, polls=0, timeout=30):
-        """Block until a deploy for the instance was polled ``polls``
-        times; returns the node's id."""
-        return self._wait(lambda: next(
-            (node_id for node_id, meta in self._meta.items()
-             if meta['deploy_instance'] == instance_id and
-             self._counts[node_id]['deploy'] >= polls), None), timeout,
-            '%d polls of a deploy of %s' % (polls, instance_id))
+            return self._meta_of(node).get('counts', {}).get(loop, 0)
 
 
 def install(test):
