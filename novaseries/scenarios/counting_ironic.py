@@ -35,8 +35,9 @@ import contextlib
 
 import fixtures
 from nova.tests.fixtures import ironic as ironic_fixture
+from nova.tests.fixtures import ironic_api
 
-STEPS = ironic_fixture.CONDUCTOR_STEPS
+STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each conductor step.
 DURATION_OF = {'deploying': 'deploying_reads',
                'wait call-back': 'callback_reads',
@@ -50,7 +51,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
     :param test: the test case using the fixture.
     :param hold: ignored (the series' ``IronicHelperMixin`` passes its
         ``HOLD``, which the scenario tests do not set); the read counts
-        decide. It reimplements the series' ``polling`` and re-derives a
+        decide. It extends the series' ``_polling`` and re-derives a
         poll's loop in ``_note_poll``: a change of those in the series
         must be mirrored here (the main job then shows it).
     :param deploying_reads: reads a node stays in ``deploying``.
@@ -119,7 +120,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         with self._locked():
             node_id = self._node_id(node)
             if set(durations) - set(self.defaults):
-                raise ironic_fixture.InvalidFixtureUse(
+                raise ironic_api.InvalidFixtureUse(
                     'Unknown options %s' % durations)
             self._durations[node_id].update(durations)
 
@@ -142,8 +143,8 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
     # -- poll counts
 
     @contextlib.contextmanager
-    def polling(self, loop, instance_id):
-        """The series' ``polling``, with the counts and ``held_poll_wait``.
+    def _polling(self, loop, instance_id):
+        """The series' ``_polling``, with the counts and ``held_poll_wait``.
 
         Entering a ``teardown`` starts its count again; entering a
         ``deploy`` poll of a held deploy that the previous poll saw
@@ -155,7 +156,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
                 self._counts(node_id)['teardown'] = 0
             elif node_id is not None and self._held(node_id):
                 self._cond.wait(self.held_poll_wait)
-        with super().polling(loop, instance_id):
+        with super()._polling(loop, instance_id):
             yield
 
     def _counts(self, node_id):
@@ -195,7 +196,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         """Call ``action(node_id)`` right after the ``count``-th poll of
         the wait loop ``loop`` (as ``on_poll``'s actions run)."""
         if loop not in ironic_fixture.LOOPS:
-            raise ironic_fixture.InvalidFixtureUse('No wait loop %s' % loop)
+            raise ironic_api.InvalidFixtureUse('No wait loop %s' % loop)
         with self._lock:
             node_id = None if node is None else self._node_id(node)
             self._count_hooks.append((count, node_id, loop, action))

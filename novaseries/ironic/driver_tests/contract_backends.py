@@ -220,7 +220,7 @@ class FakeBackend(contract_scenarios.Backend):
     def poll(self, node, instance):
         # as the driver's deploy wait loop polls, for the fixture's poll
         # count (after_polls)
-        with self.fixture.polling('deploy', instance):
+        with self.fixture._polling('deploy', instance):
             return super().poll(node, instance)
 
     def operator(self, action, node):
