@@ -519,9 +519,11 @@ class PackagerSequenceTest(unittest.TestCase):
                 self.assertEqual(known[release].version, target.version)
                 self.assertIsNone(target.below_upto)
                 self.assertEqual(
-                    [helpers.REPO / f for f in (f"patches/{release}",
-                                                f"patches/rebuild/{release}",
-                                                f"patches/unplugvifs/{release}")],
+                    [helpers.REPO / f for f in (
+                        f"patches/{release}", f"patches/rebuild/{release}",
+                        f"patches/unplugvifs/{release}",
+                        f"patches/deletebuild/{release}",
+                        f"patches/deletebuild/on-teardown/{release}")],
                     [helpers.REPO / f for f in target.below])
                 self.assertEqual(helpers.REPO / f"patches/nodeleak/on-teardown/{release}",
                                  helpers.REPO / target.patches)
