@@ -523,7 +523,8 @@ class PackagerSequenceTest(unittest.TestCase):
                         f"patches/{release}", f"patches/rebuild/{release}",
                         f"patches/unplugvifs/{release}",
                         f"patches/deletebuild/{release}",
-                        f"patches/deletebuild/on-teardown/{release}")],
+                        f"patches/deletebuild/on-teardown/{release}",
+                        f"patches/apiblip/{release}")],
                     [helpers.REPO / f for f in target.below])
                 self.assertEqual(helpers.REPO / f"patches/nodeleak/on-teardown/{release}",
                                  helpers.REPO / target.patches)
