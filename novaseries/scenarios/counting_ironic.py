@@ -22,7 +22,12 @@ only, on top of the series' fixture:
   start);
 * ``held_poll_wait``: a poll of a deploy held in a step that the previous
   poll saw already first waits, at most that many seconds, until the
-  fixture is used again, so that a held deploy does not spin.
+  fixture is used again, so that a held deploy does not spin;
+* ``api_down(answer)`` / ``api_up()`` on a tree whose fixture lacks them
+  (the reproducer tree: the series adds them with the fix of bug BBBBBBB,
+  patches/apiblip): the same control, mirrored (:data:`API_DOWN_ANSWERS`);
+  on a tree that has them, the series' own.  A read the API did not serve
+  is no read of the node: it does not count down a step's reads.
 
 Everything else (the proxy, the state table, Ironic's refusals, the
 operator controls, ``on_state``) is the series' fixture's.  The scenario
@@ -32,10 +37,14 @@ runners install it in place of ``nova.tests.fixtures.IronicFixture``
 
 import collections
 import contextlib
+import functools
 
 import fixtures
+from keystoneauth1 import exceptions as ks_exc
 from nova.tests.fixtures import ironic as ironic_fixture
 from nova.tests.fixtures import ironic_api
+from openstack import exceptions as sdk_exc
+import requests
 
 STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each conductor step.
@@ -43,6 +52,34 @@ DURATION_OF = {'deploying': 'deploying_reads',
                'wait call-back': 'callback_reads',
                'deleting': 'deleting_reads', 'cleaning': 'cleaning_reads'}
 assert set(DURATION_OF) == set(STEPS), 'the series changed its steps'
+
+#: The tree's fixture has ``api_down``/``api_up`` (the fix's series does).
+SERIES_API_DOWN = hasattr(ironic_fixture.IronicFixture, 'api_down')
+
+
+def _http_error(status, reason):
+    """What openstacksdk raises for an HTTP answer ``status`` of the API
+    (the series' ``_http_error``, for a tree without it)."""
+    response = requests.Response()
+    response.status_code = status
+    response.reason = reason
+    try:
+        sdk_exc.raise_from_response(response)
+    except sdk_exc.HttpException as e:
+        return e
+    raise AssertionError('openstacksdk accepted HTTP %s' % status)
+
+
+#: What the driver's calls raise while the API is down: the series'
+#: ``API_DOWN_ANSWERS`` where it has them, else the same, mirrored.
+API_DOWN_ANSWERS = getattr(ironic_fixture, 'API_DOWN_ANSWERS', None) or {
+    502: functools.partial(_http_error, 502, 'Bad Gateway'),
+    503: functools.partial(_http_error, 503, 'Service Unavailable'),
+    504: functools.partial(_http_error, 504, 'Gateway Timeout'),
+    'refused': lambda: ks_exc.ConnectFailure(
+        'Unable to establish connection to http://127.0.0.1:6385/v1/nodes: '
+        '[Errno 111] Connection refused'),
+}
 
 
 class CountingIronicFixture(ironic_fixture.IronicFixture):
@@ -76,6 +113,9 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         self._reads_left = {}
         self._polled_state = {}
         self._count_hooks = []
+        # what the driver's calls raise while the API is down (the
+        # series' own on a tree that has api_down)
+        self._api_down = getattr(self, '_api_down', None)
 
     # -- read counts
 
@@ -100,20 +140,64 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
 
     def _driver_call(self, method, impl, *args, **kwargs):
         with self._locked():
+            down = self._api_down
+            if down is not None and not SERIES_API_DOWN:
+                return self._unserved_call(method, down, args, kwargs)
             first = len(self.call_log)
             try:
                 return super()._driver_call(method, impl, *args, **kwargs)
             finally:
                 # (the series' _driver_call logs each call, also one that
                 # raised; if it raised before that, there is nothing to
-                # count)
+                # count; a read the API did not serve is none of the node)
                 node_id = (self.call_log[first].node
                            if len(self.call_log) > first else None)
                 left = self._reads_left.get(node_id)
-                if method in ironic_fixture.READ_METHODS and left:
+                if method in ironic_fixture.READ_METHODS and left and \
+                        down is None:
                     self._reads_left[node_id] = left - 1
                     if left == 1:
                         self._meta[node_id]['due'] = True
+
+    def _unserved_call(self, method, down, args, kwargs):
+        """A driver call while the API is down, on a tree whose fixture
+        has no ``api_down`` (lock held): as the series' does, it raises
+        ``down()``, changes nothing, is logged and runs its ``on_call``
+        hooks."""
+        try:
+            ref = args[0] if args else kwargs.get('node')
+            node_id = self._find(getattr(ref, 'id', ref))
+            if 'instance_id' in kwargs:
+                node_id = self._deploy_node(kwargs['instance_id'])
+        except Exception as e:
+            raise self._record(e)  # the fake's own error
+        try:
+            raise down()
+        finally:
+            self.call_log.append(ironic_fixture.Call(method, node_id))
+            for hook in list(self._call_hooks):
+                if hook[:2] == (method, node_id) or hook[:2] == (
+                        method, None) and node_id is not None:
+                    self._call_hooks.remove(hook)
+                    self._queue(hook[2], node_id)
+
+    def api_down(self, answer=503):
+        """Make Ironic's API unreachable until :meth:`api_up` (the
+        series' ``api_down`` where the tree has it; ``answer``: 502, 503,
+        504 or ``'refused'``)."""
+        if SERIES_API_DOWN:
+            return super().api_down(answer)
+        if answer not in API_DOWN_ANSWERS:
+            raise ironic_api.InvalidFixtureUse('No API answer %s' % answer)
+        with self._lock:
+            self._api_down = API_DOWN_ANSWERS[answer]
+
+    def api_up(self):
+        """Make Ironic's API reachable again."""
+        if SERIES_API_DOWN:
+            return super().api_up()
+        with self._lock:
+            self._api_down = None
 
     def configure_node(self, node, **durations):
         """Override the node's ``*_reads`` durations from now on."""
