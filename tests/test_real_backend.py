@@ -77,6 +77,12 @@ class DeployInterfaceTest(unittest.TestCase):
         # a rebuild boots to ACTIVE first
         self.assertEqual(['fake'], rb.deploy_interfaces(
             by['rebuild-newest-microversion'], 1))
+        # a short API outage needs a deploy that ends by itself (nothing
+        # completes a real wait call-back); a long one waits in it
+        self.assertEqual(['fake'], rb.deploy_interfaces(
+            by['api-outage-within-retries'], 1))
+        self.assertEqual(['direct'], rb.deploy_interfaces(
+            by['api-outage-outlasts-retries'], 1))
 
 
 class ImagePatchTest(unittest.TestCase):

@@ -161,6 +161,60 @@ class ChecksTest(unittest.TestCase):
             _obs()['lost_fault']))))
         self.assertIsNotNone(aborted(_obs()))
 
+    def test_outage(self):
+        back, settled = checks.outage(back=True), checks.outage(back=False)
+        blip = _obs(hooks_fired=['api-blip@2', 'api-up@first-refused'])
+        self.assertIsNone(back(blip))
+        self.assertIn('did not come back', settled(blip))
+        down = _obs(hooks_fired=['api-down@2', 'api-up@settled'])
+        self.assertIsNone(settled(down))
+        self.assertIn('did not come back', back(down))
+        self.assertIn('never went down', back(_obs()))
+        # back before it went down does not count
+        self.assertIsNotNone(back(_obs(hooks_fired=[
+            'api-up@first-refused', 'api-blip@2'])))
+        self.assertIn('no hooks_fired', back(_obs(hooks_fired=None)))
+
+    def test_at_api_back(self):
+        fault = checks.API_UNREACHABLE_ABORTED
+        kept = {'status': 'ERROR', 'fault': fault.format(server_id=SERVER),
+                'host': 'ironic-host', 'node': NODE, 'allocations': [NODE],
+                'first_node_state': 'wait call-back',
+                'first_node_instance': SERVER}
+        dropped = dict(kept, host=None, node=None, allocations=[],
+                       fault='Build of instance %s aborted: Unable to '
+                             'establish connection' % SERVER)
+        fixed = checks.at_api_back('ERROR', fault, claim_kept=True)
+        today = checks.at_api_back('ERROR', claim_kept=False)
+        self.assertIsNone(fixed(_obs(at_api_back=kept)))
+        self.assertIsNone(today(_obs(at_api_back=dropped)))
+        problem = fixed(_obs(at_api_back=dropped))
+        self.assertIn('claim not kept', problem)
+        self.assertIn('could not be reached', problem)
+        self.assertIn('claim kept', today(_obs(at_api_back=kept)))
+        # the claim is on the first node, which Ironic shows carrying it
+        self.assertIn('claim not kept', fixed(_obs(at_api_back=dict(
+            kept, first_node_instance=None))))
+        self.assertIn('status ACTIVE', fixed(_obs(at_api_back=dict(
+            kept, status='ACTIVE'))))
+        self.assertIn('no at_api_back', fixed(_obs()))
+
+    def test_any_of_all_of(self):
+        fake = checks.all_of(checks.rescheduled(True), checks.status('ERROR'))
+        real = checks.all_of(checks.rescheduled(False),
+                             checks.first_node_leaked)
+        either = checks.any_of(fake, real)
+        self.assertEqual('(rescheduled and ERROR) (or) (not rescheduled and '
+                         "the first node keeps the server's instance)",
+                         either.text)
+        self.assertIsNone(either(_obs(build_results=['rescheduled'])))
+        leaked = [_node(provision_state='active', instance_id=SERVER)]
+        self.assertIsNone(either(_obs(nodes=leaked)))
+        problem = either(_obs())
+        self.assertTrue(problem.startswith('none of: '), problem)
+        self.assertIn('was not rescheduled', problem)
+        self.assertIn('no longer carries', problem)
+
     def test_no_foreign_uuid(self):
         self.assertIsNone(checks.no_foreign_uuid(_obs()))
         leak = _obs(fault='Node %s is now associated with instance %s' % (

@@ -335,6 +335,101 @@ def teardown_refused(obs):
 teardown_refused.text = "the clean-up's tear-down request was refused"
 
 
+def outage(back):
+    """The scenario's API outage happened as defined: the API went down
+    (``api-blip``/``api-down`` in ``hooks_fired``) and, with ``back``,
+    came back on the event of the first read it refused
+    (``api-up@first-refused``), else only once the build had settled
+    (``api-up@settled``)."""
+    want = 'api-up@first-refused' if back else 'api-up@settled'
+
+    def check(obs):
+        if problem := missing(obs, 'hooks_fired'):
+            return problem
+        fired = obs['hooks_fired']
+        downs = [i for i, h in enumerate(fired)
+                 if h.startswith(('api-blip@', 'api-down@'))]
+        if not downs:
+            return 'the API never went down: %s' % fired
+        if want not in fired[downs[0]:]:
+            return 'the API did not come back as defined (%s): %s' % (
+                want, fired)
+    check.text = ('the API went down and came back right after the first '
+                  'read it refused' if back else
+                  'the API went down and came back once the build settled')
+    return check
+
+
+def at_api_back(status, fault=None, claim_kept=None):
+    """What the server was when the API came back, before the user's
+    delete (``at_api_back``, kind ``outage-delete``): its ``status``, its
+    ``fault`` exactly (formatted with the observation; None: not
+    checked), and
+    with ``claim_kept`` True, its host, node and allocation kept on the
+    first node, which Ironic still shows carrying it (LP 2169779); False:
+    no host and no allocation."""
+    def check(obs):
+        if problem := missing(obs, 'at_api_back', 'first_node', 'server_id'):
+            return problem
+        seen = obs['at_api_back']
+        problems = []
+        if seen.get('status') != status:
+            problems.append('status %s, expected %s' % (seen.get('status'),
+                                                        status))
+        if fault is not None:
+            want, problem = _format(fault, obs)
+            if problem:
+                return problem
+            if seen.get('fault') != want:
+                problems.append('fault %r, expected %r' % (seen.get('fault'),
+                                                           want))
+        first = obs['first_node']
+        kept = (bool(seen.get('host')) and seen.get('node') == first and
+                first in (seen.get('allocations') or ()) and
+                seen.get('first_node_instance') == obs['server_id'])
+        gone = not seen.get('host') and not seen.get('allocations')
+        if claim_kept is True and not kept:
+            problems.append('claim not kept: host %s, node %s, allocations '
+                            '%s, first node carries %s' % (
+                                seen.get('host'), seen.get('node'),
+                                seen.get('allocations'),
+                                seen.get('first_node_instance')))
+        elif claim_kept is False and not gone:
+            problems.append('claim kept: host %s, allocations %s' % (
+                seen.get('host'), seen.get('allocations')))
+        if problems:
+            return 'when the API came back: ' + '; '.join(problems)
+    check.text = 'when the API came back: %s%s%s' % (
+        status, ', fault %r' % fault if fault else '',
+        {True: ', host/node/allocation kept', False: ', no host/allocation',
+         None: ''}[claim_kept])
+    return check
+
+
+def all_of(*checks):
+    """Every one of ``checks`` holds (for :func:`any_of`)."""
+    def check(obs):
+        problems = [p for p in (c(obs) for c in checks) if p]
+        if problems:
+            return '; '.join(problems)
+    check.text = ' and '.join(getattr(c, 'text', c.__name__) for c in checks)
+    return check
+
+
+def any_of(*checks):
+    """At least one of ``checks`` holds: a reproducer tree whose bug
+    shows one way against the fake Ironic and another against a real one
+    (say, a teardown accepted in the fake's ``wait call-back`` and refused
+    with 409 in a real ``deploying``)."""
+    def check(obs):
+        problems = [c(obs) for c in checks]
+        if all(problems):
+            return 'none of: ' + ' | '.join(problems)
+    check.text = ' (or) '.join('(%s)' % getattr(c, 'text', c.__name__)
+                               for c in checks)
+    return check
+
+
 def first_node_leaked(obs):
     """The first node still carries the server's instance."""
     if problem := missing(obs, 'nodes', 'first_node', 'server_id'):
@@ -610,6 +705,20 @@ DEPLOY_ABORTED = ('Failed to provision instance {server_id}: By request, '
                   'the deploy operation was aborted')
 #: ... and behind the abort of the build whose clean-up failed.
 FAILED_ABORTED = ABORTED + DEPLOY_FAILED
+#: The fix's fault for a deploy wait that could not reach the Bare Metal
+#: API within [ironic] api_max_retries (bug BBBBBBB) ...
+API_UNREACHABLE = 'The Bare Metal API could not be reached.'
+#: ... behind the abort, when the build's clean-up could not reach it
+#: either.
+API_UNREACHABLE_ABORTED = ABORTED + API_UNREACHABLE
+#: What the compute manager's fault says when the build's clean-up could
+#: not connect to the API (keystoneauth's ConnectFailure) on a tree
+#: without the fix: the build is aborted.
+CONNECT_FAILED_ABORTED = ABORTED + 'Unable to establish connection to '
+#: ... or the failed read's own error (openstacksdk's, of a 503 answer),
+#: when the clean-up failed otherwise (a real Ironic refuses the tear-down
+#: of a node in ``deploying`` with 409).
+HTTP_503_ABORTED = ABORTED + 'HttpException: 503'
 #: The conductor's fault when no alternate is left.
 RETRIES_EXCEEDED = ('Exceeded maximum number of retries. Exhausted all '
                     'hosts available for retrying build failures for '

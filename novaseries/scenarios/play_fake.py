@@ -36,6 +36,11 @@ FAKE_SETTLE_TIMEOUT = 30.0
 #: A server is settled when nothing changed for this long (seconds) and no
 #: build is running.
 SETTLE_QUIET = 0.6
+#: Actions whose deploy the fake holds in ``wait call-back`` (no read
+#: ends it): the runner's main thread acts (``user-delete``), or the
+#: Bare Metal API goes down (``api-blip``: its callback comes once the API
+#: is back; ``api-down``: it never comes).
+HELD_ACTIONS = ('user-delete', 'api-blip', 'api-down')
 
 
 class ScenarioTest(Observe, ironic_base.IronicTestBase):
@@ -67,7 +72,7 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
                 # in wait call-back until the delete has been accepted
                 # (see _run), whatever the threads' scheduling
                 **({'callback_reads': None}
-                   if self.SCENARIO.action == 'user-delete' else {}))
+                   if self.SCENARIO.action in HELD_ACTIONS else {}))
         self._watch_errors_and_faults()
         self._count_held_polls()
         if self.SCENARIO.delete_on_reschedule:
@@ -247,8 +252,55 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
         elif action == 'undeploy-delete':
             self.ironic.undeploy(node_id)
             self.api.delete_server(server_id)
+        elif action == 'api-blip':
+            self._api_outage(node_id, 503, back=True)
+        elif action == 'api-down':
+            self._api_outage(node_id, 'refused', back=False)
         else:
             raise ValueError('unknown action %r' % action)
+
+    def _api_outage(self, node_id, answer, back):
+        """The Bare Metal API becomes unreachable for nova-compute
+        (``IronicFixture.api_down(answer)``; the node stays held in ``wait
+        call-back``).  With ``back``, it comes back right after the
+        driver's first call of ``nodes`` about the node that it refused,
+        and the deploy's callback comes (``release``): the event, not a
+        count of reads.  Else it stays down until :meth:`_api_up`."""
+        fired = self._acted.setdefault('fired', [])
+        self.ironic.api_down(answer)
+        if back:
+            def api_back(node):
+                fired.append('api-up@first-refused')
+                self.ironic.api_up()
+                self.ironic.release(node)
+
+            self.ironic.on_call('nodes', api_back, node=node_id)
+
+    def _api_up(self):
+        """End the outage of ``api-down`` (kind ``outage-delete``)."""
+        self._acted.setdefault('fired', []).append('api-up@settled')
+        self.ironic.api_up()
+
+    def _first_step_polls(self):
+        """The poll of the first deploy after which the first step runs
+        (the scenario's ``after_polls``)."""
+        return self.SCENARIO.after_polls
+
+    def _at_api_back(self, server_id, first_node):
+        """The server, its claim and its first node, as the API comes
+        back (kind ``outage-delete``)."""
+        server = self._server_or_none(server_id) or {}
+        node = self.ironic.get(first_node)
+        return {
+            'status': server.get('status', 'DELETED'),
+            'fault': (server.get('fault') or {}).get('message'),
+            'host': server.get('OS-EXT-SRV-ATTR:host'),
+            'node': server.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
+            'allocations': sorted(
+                self._get_allocations_by_server_uuid(server_id)),
+            'first_node_state': node and node.provision_state,
+            'first_node_instance': node and node.instance_id,
+        }
 
     def _arm(self, node=None, server_id=None):
         """Register the scenario's steps with the fake Ironic.
@@ -285,8 +337,8 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
                     first_done.set()
             return run
 
-        self.ironic.after_polls(sc.after_polls, step(sc.action, True),
-                                node=node)
+        self.ironic.after_polls(self._first_step_polls(),
+                                step(sc.action, True), node=node)
         return first_done
 
     # -- the scenario
@@ -363,6 +415,27 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             self._wait_for_state_change(server, 'ERROR')
             action_at = time.monotonic()
             self.api.delete_server(server['id'])
+        elif sc.kind == 'outage-delete':
+            # Bug BBBBBBB: the API goes down during the deploy (the
+            # scenario's action) and stays down until the build has
+            # settled; then it comes back and the user deletes the server.
+            acted = self._acted = {}
+            done = self._arm()
+            server = self._boot_baremetal_server(
+                networks=networks, expected_state='BUILD')
+            if not done.wait(self.SETTLE_TIMEOUT):
+                raise AssertionError('the deploy was not polled %d times'
+                                     % sc.after_polls)
+            first_node = acted['node']
+            _, settled, _ = self._settle(server['id'])
+            if not settled:
+                raise AssertionError('the build did not settle during the '
+                                     'outage')
+            self._api_up()
+            rec['at_api_back'] = self._at_api_back(server['id'], first_node)
+            action_at = acted['at']
+            if rec['at_api_back']['status'] != 'DELETED':
+                self.api.delete_server(server['id'])
         elif sc.kind == 'build-delete':
             # A control: the delete of an ACTIVE server tears its node
             # down (destroy() waits for Ironic's own tear-down).

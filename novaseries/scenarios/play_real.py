@@ -17,13 +17,17 @@ from nova.virt.ironic import patcher as ironic_patcher  # noqa: E402
 import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
-from novaseries.scenarios import real_backend, request_log  # noqa: E402
+from novaseries.scenarios import api_proxy, real_backend  # noqa: E402
+from novaseries.scenarios import request_log  # noqa: E402
 from novaseries.scenarios.play_fake import ScenarioTest  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,
 #: not reads (the fake's: ``play_fake.FAKE_SETTLE_TIMEOUT``).
 REAL_SETTLE_TIMEOUT = 90.0
+#: The actions that take the Bare Metal API down: Nova's baremetal
+#: connection then goes through an ``api_proxy.ApiProxy`` on 127.0.0.1.
+OUTAGE_ACTIONS = ('api-blip', 'api-down')
 
 _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
@@ -40,10 +44,20 @@ class RealScenarioTest(ScenarioTest):
     REQUESTS_DIR = None
     SETTLE_TIMEOUT = REAL_SETTLE_TIMEOUT
 
+    api_proxy = None
+
     def _start_ironic(self):
         sc = self.SCENARIO
+        endpoint = self.INFO['url']
+        if sc.action in OUTAGE_ACTIONS:
+            # Nova's requests (only Nova's: the operator and the observer
+            # reach Ironic directly) go through a proxy that can play the
+            # outage
+            self.api_proxy = api_proxy.ApiProxy(endpoint).start()
+            self.addCleanup(self.api_proxy.stop)
+            endpoint = self.api_proxy.url
         self.flags(compute_driver='ironic.IronicDriver')
-        self.flags(auth_type='none', endpoint_override=self.INFO['url'],
+        self.flags(auth_type='none', endpoint_override=endpoint,
                    api_retry_interval=real_backend.API_RETRY_INTERVAL,
                    group='ironic')
         # Nova's baremetal connection reaches the real Ironic; placement
@@ -121,6 +135,34 @@ class RealScenarioTest(ScenarioTest):
             # tear-down shorter than the poll interval would.
             self.ironic.wait_cleared(node_id)
 
+    def _first_step_polls(self):
+        # A real deploy that ends (the ``fake`` deploy interface:
+        # real_backend.deploy_interfaces) has no wait call-back: the API
+        # goes down during its ``deploying`` (2 s: the [fake] deploy_delay),
+        # which Ironic's conductor finishes meanwhile.
+        if self.SCENARIO.action == 'api-blip':
+            return 1
+        return super()._first_step_polls()
+
+    def _api_outage(self, node_id, answer, back):
+        """The proxy refuses Nova's requests (``answer``: 503, or
+        ``'refused'``: it stops listening); with ``back``, it passes them
+        on again from its first refusal on (before that refusal is
+        sent)."""
+        fired = self._acted.setdefault('fired', [])
+        proxy = self.api_proxy
+
+        def back_on_first_refusal():
+            fired.append('api-up@first-refused')
+            proxy.up()
+
+        proxy.down(answer, on_first_refusal=back_on_first_refusal
+                   if back else None)
+
+    def _api_up(self):
+        self._acted.setdefault('fired', []).append('api-up@settled')
+        self.api_proxy.up()
+
     def _node_view(self, node_id):
         view = super()._node_view(node_id)
         if 'image_source' in view:
@@ -134,6 +176,8 @@ class RealScenarioTest(ScenarioTest):
         self.ironic.settle()
         super()._record(sc, rec, *args, **kwargs)
         rec['backend'] = 'real Ironic'
+        if self.api_proxy is not None:
+            rec['api_proxy'] = dict(self.api_proxy.stats)
         rec['leftover_nodes_removed'] = list(self.ironic.leftovers_removed)
 
     def _sweep(self):

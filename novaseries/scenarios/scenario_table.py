@@ -12,14 +12,16 @@ records an observation per scenario (a dict, keys in :data:`OBSERVATION`);
 """
 
 from novaseries.scenarios.checks import (
-    all_steps_fired, clean, DEFAULT_MAX_POLLS, DELETE_WON, DEPLOY_ABORTED,
-    DEPLOY_FAILED, FAILED_ABORTED, fault_created, fault_has,
-    first_node_leaked, HELD_MAX_POLLS, LEFT_TO_IRONIC, log_has, log_lacks,
-    log_reports, lost_fault, missing, MISLEADING, never_error,
-    no_foreign_uuid, no_not_found_fault, node_owned_by_other, NOOP_VIFS,
-    on_other_node, one_call_per_poll, only_reads, OUTLASTED, polls_at_most,
-    REAL, rebuilt_with_new_image, recovery, rescheduled, RETRIES_EXCEEDED,
-    SEEN_DELETING, status, status_in, task_state, teardown_refused, TORE_DOWN)
+    all_of, all_steps_fired, any_of, API_UNREACHABLE_ABORTED, at_api_back,
+    clean, CONNECT_FAILED_ABORTED, DEFAULT_MAX_POLLS, DELETE_WON,
+    DEPLOY_ABORTED, DEPLOY_FAILED, FAILED_ABORTED, fault_created, fault_has,
+    first_node_leaked, HELD_MAX_POLLS, HTTP_503_ABORTED, LEFT_TO_IRONIC,
+    log_has, log_lacks, log_reports, lost_fault, missing, MISLEADING,
+    never_error, no_foreign_uuid, no_not_found_fault, node_owned_by_other,
+    NOOP_VIFS, on_other_node, one_call_per_poll, only_reads, outage,
+    OUTLASTED, polls_at_most, REAL, rebuilt_with_new_image, recovery,
+    rescheduled, RETRIES_EXCEEDED, SEEN_DELETING, status, status_in,
+    task_state, teardown_refused, TORE_DOWN)
 
 #: The observation of one scenario, as the runner writes it (JSON), key ->
 #: meaning.  Checks read only these.
@@ -69,6 +71,11 @@ OBSERVATION = {
     'hooks_fired': "the scenario's steps that ran, as action@poll",
     'rebuild_image': 'the image of the rebuild (kind rebuild-newest)',
     'recovery': 'what the operator recovery steps showed (kind recovery)',
+    'at_api_back': 'kind outage-delete: the server (status, fault, host, '
+                   'node, allocations) and its first node (state, instance) '
+                   'when the Bare Metal API came back, before the delete',
+    'api_proxy': "real Ironic, API outage scenarios: the API proxy's counts "
+                 '(forwarded, refused, upstream_errors, outages)',
     'log': 'INFO-and-up lines of the ironic driver and the compute manager',
     'driver_warnings': "the ironic driver's WARNING messages",
     'instance_actions': "the server's instance actions",
@@ -95,7 +102,15 @@ class Scenario:
         node for another instance), ``user-delete`` (the runner's main
         thread deletes the server as soon as it can), ``delete`` (the user's
         delete lands right there, before the driver's next read),
-        ``undeploy-delete`` (undeploy, then that delete) or None.
+        ``undeploy-delete`` (undeploy, then that delete), ``api-blip``
+        (the Bare Metal API answers nova-compute 503 from then on, and
+        comes back right after the driver's first read that it refused;
+        then the deploy's callback comes) or ``api-down`` (the API refuses
+        nova-compute's connections from then on, until the build has
+        settled: kind ``outage-delete``) or None.  With ``api-blip`` and
+        ``api-down`` the fake holds the deploy in ``wait call-back`` until
+        then; against a real Ironic (``--ironic real``) a proxy in front
+        of its API plays the outage (``api_proxy.py``).
     :param after_polls: the action runs right after the driver's Nth poll
         of the first deploy (of the rebuild, for ``kind='rebuild'``).
     :param then: more ``(polls, action)`` steps on the same node, after its
@@ -133,6 +148,10 @@ class Scenario:
         ACTIVE server), ``undeploy-active-delete`` (a normal build, then
         an operator undeploys the node and the user deletes the server
         while Ironic holds the node in ``deleting``) or
+        ``outage-delete`` (bug BBBBBBB: the action ``api-down`` takes the
+        Bare Metal API down; once the build has settled it comes back, the
+        runner records the server (``at_api_back``) and the user deletes
+        it) or
         ``cleanup-fail-delete`` (LP 2169779: the action fails the deploy,
         Ironic's API refuses the clean-up's tear-down request once with
         503, then the user deletes the server in ERROR) or ``recovery`` (a
@@ -486,6 +505,49 @@ SCENARIOS = [
                          fault_has("Ironic doesn't support rebuilding volume "
                                    "backed instances")],
              fixed=[status('ACTIVE'), rebuilt_with_new_image, clean]),
+    # -- issue 42: the Bare Metal API unreachable during the deploy wait
+    # (patches/apiblip/)
+    Scenario('api-outage-within-retries', 'the Bare Metal API answers '
+             "nova-compute 503 while the deploy waits in wait call-back and "
+             "comes back right after the driver's first read it refused; "
+             'the deploy completes (1 node)', action='api-blip',
+             source='bug BBBBBBB (issue 42)',
+             # today: the failed read fails the deploy. Against the fake,
+             # the clean-up tears the node down and the build is
+             # rescheduled, to no other node; against a real Ironic the
+             # outage comes in `deploying` (real_backend.deploy_interfaces)
+             # and Ironic refuses the tear-down of the locked node (409):
+             # the build is aborted with the read's 503 and the node stays
+             # deployed for the server in ERROR
+             reproducer=[status('ERROR'), outage(back=True), any_of(
+                 all_of(rescheduled(True), fault_has(RETRIES_EXCEEDED)),
+                 all_of(rescheduled(False), fault_has(HTTP_503_ABORTED),
+                        first_node_leaked))],
+             fixed=[status('ACTIVE'), rescheduled(False), never_error,
+                    outage(back=True), clean]),
+    Scenario('api-outage-outlasts-retries', 'the Bare Metal API refuses '
+             "nova-compute's connections while the deploy waits in wait "
+             'call-back, past [ironic] api_max_retries=2; once the build '
+             'settled it comes back and the user deletes the server '
+             '(1 node)', action='api-down', kind='outage-delete',
+             api_max_retries=2, settle_ironic=True,
+             source='bug BBBBBBB (issue 42)',
+             # today: the deploy wait's failed read fails the build, whose
+             # clean-up cannot reach the API either: aborted (no
+             # reschedule) with the connection error, host and allocation
+             # dropped; the delete then never reaches nova-compute and
+             # the node keeps the instance in wait call-back
+             reproducer=[status('DELETED'), rescheduled(False),
+                         fault_created(CONNECT_FAILED_ABORTED),
+                         at_api_back('ERROR', claim_kept=False),
+                         outage(back=False), first_node_leaked],
+             # LP 2169779 (master-all): the build whose clean-up could not
+             # reach the API keeps its host, node and allocation, so that
+             # the delete reaches nova-compute and tears the node down
+             fixed=[status('DELETED'), rescheduled(False),
+                    at_api_back('ERROR', API_UNREACHABLE_ABORTED,
+                                claim_kept=True),
+                    outage(back=False), clean]),
 ]
 
 
@@ -495,10 +557,13 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 
 #: The scenarios CI plays against a real Ironic through the whole stack
 #: (``run --ironic real``; the CI step "main job vs real Ironic"): the bug
-#: with one node and with a reschedule to the other, and a user delete
-#: while the failed build waits for Ironic's tear-down.
+#: with one node and with a reschedule to the other, a user delete
+#: while the failed build waits for Ironic's tear-down, and the Bare Metal
+#: API unreachable during the deploy wait (bug BBBBBBB, through the API
+#: proxy: 18 s and 28 s per tree, measured on 2026-12-05).
 REAL_CI = ('undeploy-deleting', 'undeploy-deleting-reschedule',
-           'user-delete-during-teardown-wait')
+           'user-delete-during-teardown-wait', 'api-outage-within-retries',
+           'api-outage-outlasts-retries')
 TREES = ('reproducer', 'fixed')
 
 
