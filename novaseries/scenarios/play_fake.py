@@ -302,6 +302,21 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             'first_node_instance': node and node.instance_id,
         }
 
+    def _boot_until_acted(self, networks):
+        """Boot the server with the scenario's steps armed (``_arm``).
+
+        :returns: ``(server, node)``: the server as created, and the node
+            of the deploy the first step acted on, once it has.
+        :raises AssertionError: the first step did not run in time.
+        """
+        done = self._arm()
+        server = self._boot_baremetal_server(
+            networks=networks, expected_state='BUILD')
+        if not done.wait(self.SETTLE_TIMEOUT):
+            raise AssertionError('the deploy was not polled %d times'
+                                 % self.SCENARIO.after_polls)
+        return server, self._acted['node']
+
     def _arm(self, node=None, server_id=None):
         """Register the scenario's steps with the fake Ironic.
 
@@ -405,13 +420,7 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             # ERROR.
             acted = self._acted = {}
             self._refuse_teardown_once(acted)
-            done = self._arm()
-            server = self._boot_baremetal_server(
-                networks=networks, expected_state='BUILD')
-            if not done.wait(self.SETTLE_TIMEOUT):
-                raise AssertionError('the deploy was not polled %d times'
-                                     % sc.after_polls)
-            first_node = acted['node']
+            server, first_node = self._boot_until_acted(networks)
             self._wait_for_state_change(server, 'ERROR')
             action_at = time.monotonic()
             self.api.delete_server(server['id'])
@@ -420,13 +429,7 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             # scenario's action) and stays down until the build has
             # settled; then it comes back and the user deletes the server.
             acted = self._acted = {}
-            done = self._arm()
-            server = self._boot_baremetal_server(
-                networks=networks, expected_state='BUILD')
-            if not done.wait(self.SETTLE_TIMEOUT):
-                raise AssertionError('the deploy was not polled %d times'
-                                     % sc.after_polls)
-            first_node = acted['node']
+            server, first_node = self._boot_until_acted(networks)
             _, settled, _ = self._settle(server['id'])
             if not settled:
                 raise AssertionError('the build did not settle during the '
