@@ -59,10 +59,11 @@ def parse_unittest(text):
 def unittest_counts(text, rc):
     """``(ran, failed, skipped)`` of a unittest run's output ``text``
     (:func:`parse_unittest`) and exit status ``rc``: a run that exited
-    non-zero, or ran no test (Python 2.7's unittest exits 0 when discovery
-    finds nothing), with no failure counted is one failure."""
+    non-zero, ran no test (Python 2.7's unittest exits 0 when discovery
+    finds nothing) or skipped every test it ran, with no failure counted,
+    is one failure."""
     ran, failed, skipped = parse_unittest(text)
-    if (rc or not ran) and not failed:
+    if (rc or not ran or skipped >= ran) and not failed:
         failed = 1
     return ran, failed, skipped
 
@@ -101,7 +102,7 @@ def real_ironic_step(ctx):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
             rc = selftest.run(tree, env, nova_venv=venv, build=ctx.build,
-                              expect="fixed", log=log, root=ctx.root,
+                              expect="fixed", log=log, root=ctx.root, need_fixture=True,
                               pattern=None if mode in ci_modes else "test_e2e")
         ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)

@@ -7,14 +7,18 @@ separate detached worktree (``build/check/TARGET``; the user's tree is not
 touched) and the targeted tests and flake8 run there, in each of the
 target's concurrency modes (:func:`runner.test_modes`).
 Before the last commit, a commit runs the unit selections of the code it
-touches and the functional test modules it touches itself (its own tests:
-a reproducer's, those a fix flips), and the unit selections are not
-re-run at a commit that only touches paths no unit test can see
-(:data:`runner.UNIT_IRRELEVANT`); the last commit's run is the same as
-``novaseries test`` at HEAD: every unit selection of the target (whatever
-the series touches: one that selects nothing fails), every functional
-module the series touches and the target's ``functional`` selections
-(the commits before the last do not run those).
+touches and every functional test module of the target's own commits
+present at that commit (as Nova's gate runs every test at every change: a
+commit that breaks an earlier commit's test fails there, not only at the
+end), and the unit selections are not re-run at a commit that only
+touches paths no unit test can see (:data:`runner.UNIT_IRRELEVANT`); the
+last commit's run is that of ``novaseries test`` at HEAD: every unit
+selection of the target (whatever the series touches: one that selects
+nothing fails), every functional module of the target's own commits and
+the target's ``functional`` selections (the commits before the last do
+not run those).  A target stacked on another folder's series (``below``)
+leaves that series' functional modules to the target that owns it and to
+the combined target that runs them all on the whole stack (``-all``).
 """
 
 from novaseries import lint, runner
@@ -59,6 +63,7 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
     outcomes = lint_commits(tree, commits)
     if not run_tests:
         return outcomes
+    since = f"{commits[0]}~1"  # the target's own commits: since..commit
     with tree_mod.scratch_worktree(tree, commits[0],
                                    path=ctx.build / "check" / target.name) as work:
         for number, commit in enumerate(commits, start=1):
@@ -71,9 +76,10 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
             if 1 < number < len(commits) and not runner.unit_relevant(files):
                 skip = "this commit only touches functional tests, docs or release notes"
             if number < len(commits):
-                # before the last commit: the functional modules it touches
-                # (its own tests), the unit selections of what it touches
-                only = runner.own_functional_modules(files)
+                # before the last commit: every functional module of the
+                # target's commits up to this one (no functional
+                # selection), the unit selections of what it touches
+                only = runner.functional_modules(work, commit, since)
                 touched = files
             # every mode at the last commit; before it, before_last's (the
             # target's commit_modes, all if it names none)
@@ -83,5 +89,5 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
                 moded = before_last or target.only_modes(target.commit_modes)
             outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
                                           skip_unit=skip, functional_only=only,
-                                          touched=touched)
+                                          touched=touched, functional_since=since)
     return outcomes

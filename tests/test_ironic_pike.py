@@ -14,7 +14,7 @@ import urllib.request
 from unittest import mock
 
 from novaseries import cisteps
-from novaseries.ironic import pike
+from novaseries.ironic import pike, selftest
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
 from tests import helpers
@@ -163,6 +163,26 @@ class CiStepTest(unittest.TestCase):
         self.assertFalse(selftest.called)
 
 
+class SelftestFixtureTest(unittest.TestCase):
+    """selftest.run(need_fixture=True) makes a tree without the series'
+    fake Ironic fail the contract tests (REALIRONIC_NEED_FIXTURE=1)."""
+
+    def env_of(self, **kw):
+        with tempfile.TemporaryDirectory() as tmp:
+            venv = pathlib.Path(tmp)
+            (venv / "bin").mkdir()
+            (venv / "bin" / "python").write_text("")
+            with mock.patch.object(selftest.service, "ensure_venv", return_value=venv), \
+                    mock.patch.object(selftest.subprocess, "run") as run:
+                run.return_value.returncode = 0
+                selftest.run(venv, {}, nova_venv=venv, build=venv, **kw)
+        return run.call_args.kwargs["env"]
+
+    def test_need_fixture(self):
+        self.assertEqual("1", self.env_of(need_fixture=True)["REALIRONIC_NEED_FIXTURE"])
+        self.assertNotEqual("1", self.env_of().get("REALIRONIC_NEED_FIXTURE"))
+
+
 class RealIronicStepTest(unittest.TestCase):
     """CI runs the real-Ironic tests in targets.toml's default modes only
     (threading)."""
@@ -201,6 +221,17 @@ class RealIronicStepTest(unittest.TestCase):
         self.assertEqual([(0, 1)], [(o.passed, o.failed) for o in outcomes])
         outcomes, _ = self._step("Ran 4 tests in 1s\n\nOK\n")
         self.assertEqual([(4, 0)], [(o.passed, o.failed) for o in outcomes])
+
+    def test_a_run_whose_tests_all_skip_is_a_failure(self):
+        # e.g. the contract tests' fake side skipping without the fake
+        outcomes, _ = self._step("Ran 4 tests in 1s\n\nOK (skipped=4)\n")
+        self.assertEqual([(0, 1, 4)], [(o.passed, o.failed, o.skipped) for o in outcomes])
+
+    def test_the_contract_tests_require_the_fake(self):
+        # without the series' fake Ironic the contract tests' fake side
+        # must fail, not skip: ci asks selftest for REALIRONIC_NEED_FIXTURE
+        _, run = self._step("Ran 3 tests in 1s\n\nOK\n")
+        self.assertIs(True, run.call_args.kwargs.get("need_fixture"))
 
     def test_ci_modes_only(self):
         outcomes, run = self._step("Ran 3 tests in 1s\n\nOK\n",

@@ -544,7 +544,7 @@ class TestModesTest(unittest.TestCase):
         calls = []
 
         def test_tree(ctx, moded, tree, venv, rev, label, skip_unit, flake8,
-                      concurrency, functional_only, touched):
+                      concurrency, functional_only, touched, functional_since):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
                           venv, flake8, concurrency))
             return [Outcome(f"{label} [{moded.mode_name}]", passed=1)]
@@ -777,21 +777,3 @@ class UnitPathsTest(unittest.TestCase):
                     for selection in target.in_mode(mode).unit:
                         self.assertIn(selection, target.unit_paths,
                                       (name, mode))
-
-
-class OwnFunctionalModulesTest(unittest.TestCase):
-    """Before the last commit, a commit runs the functional test modules
-    it touches itself, none if it touches none."""
-
-    def test_own_modules(self):
-        own = runner.own_functional_modules
-        self.assertEqual(["nova.tests.functional.regressions.test_bug_NNNNNNN"],
-                         own(["nova/tests/functional/regressions/test_bug_NNNNNNN.py",
-                              "releasenotes/notes/x.yaml", ""]))
-        self.assertEqual(["nova.tests.functional.ironic.test_servers"],
-                         own(["nova/tests/functional/ironic/base.py",
-                              "nova/tests/functional/ironic/test_servers.py",
-                              "nova/virt/ironic/driver.py"]))
-        self.assertEqual([], own(["nova/tests/fixtures/ironic.py"]))
-        self.assertEqual([], own(["nova/virt/ironic/driver.py",
-                                  "nova/tests/unit/virt/ironic/test_driver.py"]))

@@ -1,5 +1,6 @@
 """Result parsing, selections, venv recipe and the test environment."""
 
+import json
 import pathlib
 import sys
 import shutil
@@ -12,29 +13,30 @@ from novaseries import runner, tree, util
 from novaseries.outcomes import Outcome, totals_line
 from tests import helpers
 
-CSV = """test,status,start_time,stop_time
-nova.tests.unit.virt.ironic.test_driver.T.test_a,success,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.virt.ironic.test_driver.T.test_b,fail,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.virt.ironic.test_driver.T.test_c,skip,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.compute.test_compute_mgr.M.test_d,success,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.compute.test_compute_mgr.M.test_e,xfail,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.compute.test_compute_mgr.M.test_f,uxsuccess,2026-01-01 00:00:00+00:00,x
-nova.tests.unit.other.O.test_g,success,2026-01-01 00:00:00+00:00,x
-"""
+#: Last subunit status per test, as novaseries/subunit_status.py prints it.
+STATUSES = {
+    "nova.tests.unit.virt.ironic.test_driver.T.test_a": "success",
+    "nova.tests.unit.virt.ironic.test_driver.T.test_b": "fail",
+    "nova.tests.unit.virt.ironic.test_driver.T.test_c": "skip",
+    "nova.tests.unit.compute.test_compute_mgr.M.test_d": "success",
+    "nova.tests.unit.compute.test_compute_mgr.M.test_e": "xfail",
+    "nova.tests.unit.compute.test_compute_mgr.M.test_f": "uxsuccess",
+    "nova.tests.unit.other.O.test_g": "success",
+}
 FILTERS = ["nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr"]
 
 
 class ParseTest(unittest.TestCase):
 
-    def test_parse_csv(self):
-        results = runner.parse_csv(CSV)
+    def test_parse_statuses(self):
+        results = runner.parse_statuses(STATUSES)
         self.assertEqual(len(results), 7)
         self.assertEqual(results["nova.tests.unit.virt.ironic.test_driver.T.test_b"], "failed")
-        self.assertEqual(results["nova.tests.unit.compute.test_compute_mgr.M.test_e"], "passed")
+        self.assertEqual(results["nova.tests.unit.compute.test_compute_mgr.M.test_e"], "xfail")
         self.assertEqual(results["nova.tests.unit.compute.test_compute_mgr.M.test_f"], "failed")
 
     def test_split_and_count(self):
-        groups = runner.split_by_filter(runner.parse_csv(CSV), FILTERS)
+        groups = runner.split_by_filter(runner.parse_statuses(STATUSES), FILTERS)
         counts = [runner.count(str(f), g) for f, g in groups]
         self.assertEqual([(o.passed, o.failed, o.skipped) for o in counts],
                          [(1, 1, 1), (2, 1, 0), (1, 0, 0)])
@@ -44,7 +46,39 @@ class ParseTest(unittest.TestCase):
         outcome = runner.count("sel", {})
         self.assertEqual((outcome.passed, outcome.failed), (0, 1))
         self.assertIn("ran no tests", outcome.note)
-        self.assertEqual(runner.parse_csv("test,status,start_time,stop_time\n"), {})
+        self.assertEqual(runner.parse_statuses({}), {})
+
+    def test_a_test_that_never_ended_is_a_failure_named(self):
+        # a worker killed under test_4 (in progress) and before test_5 and
+        # test_6 (listed by the worker, never started) and test_7 (listed
+        # by stestr, never in the stream at all)
+        ids = [f"nova.tests.unit.x.T.test_{n}" for n in range(1, 8)]
+        found = {ids[0]: "success", ids[1]: "success", ids[2]: "success",
+                 ids[3]: "inprogress", ids[4]: "exists", ids[5]: "exists"}
+        outcome = runner.count("sel", runner.parse_statuses(found, listed=ids))
+        self.assertEqual((3, 4), (outcome.passed, outcome.failed))
+        self.assertIn("4 tests never ended", outcome.note)
+        self.assertIn("nova.tests.unit.x.T.test_4", outcome.note)
+
+    def test_every_test_skipped_is_a_failure(self):
+        outcome = runner.count("sel", {"a.T.test_1": "skipped", "a.T.test_2": "skipped"})
+        self.assertEqual((0, 1, 2), (outcome.passed, outcome.failed, outcome.skipped))
+        self.assertIn("every test skipped", outcome.note)
+        outcome = runner.count("sel", {"a.T.test_1": "skipped", "a.T.test_2": "passed"})
+        self.assertEqual((1, 0, 1), (outcome.passed, outcome.failed, outcome.skipped))
+
+    def test_expected_failure_in_the_series_own_tests_fails(self):
+        results = {"nova.tests.functional.regressions.test_bug_NNNNNNN.T.test_a": "xfail",
+                   "nova.tests.functional.test_servers.T.test_b": "xfail",
+                   "nova.tests.functional.test_servers.T.test_c": "passed"}
+        own = ["nova.tests.functional.regressions.test_bug_NNNNNNN"]
+        outcome = runner.count("sel", results, own=own)
+        self.assertEqual((2, 1), (outcome.passed, outcome.failed))
+        self.assertIn("1 expected failures in the series' own tests", outcome.note)
+        self.assertIn("test_bug_NNNNNNN.T.test_a", outcome.note)
+        # Nova's own expected failures count as passed
+        self.assertEqual((3, 0), (runner.count("sel", results).passed,
+                                  runner.count("sel", results).failed))
 
     def test_totals_line(self):
         outcomes = [Outcome("a", 3, 1, 2), Outcome("b", 4)]
@@ -396,24 +430,70 @@ def fake_tree_and_venv(test, prefix):
     return tmp, tree, venv
 
 
+#: The fake venv's tools (:func:`fake_tools`): ``stestr`` logs its
+#: arguments (a JSON list a line) to ``stestr.calls``; ``stestr init``
+#: does nothing else; ``stestr list``
+#: prints the ids of ``<kind>.list``, else those of ``<kind>.csv`` (kind:
+#: functional when its test path is the functional tree, else unit);
+#: ``stestr run`` writes its kind as its "stream" and exits with the number
+#: in ``rc`` (0 without it); ``python`` (the venv's, running
+#: subunit_status.py) prints the statuses of that kind's CSV as JSON.
+FAKE_TOOLS = {
+    "stestr": """import json, os, sys
+folder = {folder!r}
+open(os.path.join(folder, 'stestr.calls'), 'a').write(json.dumps(sys.argv[1:]) + '\\n')
+kind = 'functional' if any('tests/functional' in a for a in sys.argv) else 'unit'
+if 'init' in sys.argv:
+    sys.exit(0)
+if 'list' in sys.argv:
+    path = os.path.join(folder, kind + '.list')
+    if os.path.exists(path):
+        sys.stdout.write(open(path).read())
+    else:
+        rows = open(os.path.join(folder, kind + '.csv')).read().splitlines()[1:]
+        sys.stdout.write(''.join(r.split(',')[0] + '\\n' for r in rows if r))
+    sys.exit(0)
+sys.stdout.write(kind)
+sys.stderr.write('worker killed\\n')
+rc = os.path.join(folder, 'rc')
+sys.exit(int(open(rc).read()) if os.path.exists(rc) else 0)
+""",
+    "python": """import json, os, sys
+folder = {folder!r}
+kind = sys.stdin.read().strip() or 'unit'
+rows = open(os.path.join(folder, kind + '.csv')).read().splitlines()[1:]
+print(json.dumps(dict(r.split(',')[:2] for r in rows if r)))
+""",
+}
+
+
+def fake_tools(venv, folder):
+    """Write :data:`FAKE_TOOLS` into ``venv``'s bin, reading and writing
+    their files in ``folder``."""
+    for name, body in FAKE_TOOLS.items():
+        script = venv / "bin" / name
+        script.write_text(f"#!{sys.executable}\n" + body.format(folder=str(folder)))
+        script.chmod(0o755)
+
+
 class FakeStestrTreeTest(unittest.TestCase):
-    """runner.test_tree with a fake ``stestr`` and ``subunit2csv`` in a
-    fake venv (shell scripts): what a stestr run's exit status and its
+    """runner.test_tree with a fake ``stestr`` and ``python`` in a fake
+    venv (:func:`fake_tools`): what a stestr run's exit status and its
     results count as."""
 
     def setUp(self):
         self.tmp, self.tree, self.venv = fake_tree_and_venv(self, "novaseries-stestr-")
         helpers.capture_log(self)
 
-    def fake(self, rc, csv_text):
-        """stestr: writes nothing, exits ``rc``; subunit2csv prints
-        ``csv_text``."""
-        (self.tmp / "results.csv").write_text(csv_text)
-        for name, body in (("stestr", f"echo 'worker killed' >&2\nexit {rc}\n"),
-                           ("subunit2csv", f"cat >/dev/null\ncat {self.tmp}/results.csv\n")):
-            script = self.venv / "bin" / name
-            script.write_text("#!/bin/sh\n" + body)
-            script.chmod(0o755)
+    def fake(self, rc, csv_text, listed=None):
+        """stestr exits ``rc``, its stream's statuses are those of
+        ``csv_text``; ``stestr list`` gives ``listed`` (default: the
+        CSV's tests)."""
+        (self.tmp / "unit.csv").write_text(csv_text)
+        (self.tmp / "rc").write_text(str(rc))
+        if listed is not None:
+            (self.tmp / "unit.list").write_text("".join(t + "\n" for t in listed))
+        fake_tools(self.venv, self.tmp)
 
     def run_tree(self, unit, unit_paths=None, touched=None, changed=()):
         target = mock.Mock(env={}, mode=None, unit=list(unit),
@@ -447,6 +527,34 @@ class FakeStestrTreeTest(unittest.TestCase):
         outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
         self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
                                   sum(o.failed for o in outcomes)))
+
+    def test_a_killed_worker_fails_the_run_and_names_the_tests(self):
+        # stestr exits 0, but the worker was killed under test_c (in
+        # progress) and before test_d (listed, never in the stream)
+        prefix = "nova.tests.unit.virt.ironic.test_driver.T."
+        self.fake(0, PASSED_CSV + f"{prefix}test_c,inprogress,x,x\n",
+                  listed=[prefix + n for n in ("test_a", "test_b", "test_c", "test_d")])
+        outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
+        failed = [o for o in outcomes if o.failed]
+        self.assertEqual(["t@HEAD unit nova.tests.unit.virt.ironic"], [o.name for o in failed])
+        self.assertEqual((2, 2), (failed[0].passed, failed[0].failed))
+        self.assertIn("2 tests never ended", failed[0].note)
+        self.assertIn(prefix + "test_c", failed[0].note)
+        self.assertIn(prefix + "test_d", failed[0].note)
+        # the run was given exactly the listed tests
+        calls = [json.loads(line) for line in
+                 (self.tmp / "stestr.calls").read_text().splitlines()]
+        self.assertEqual(["init", "list", "run"],
+                         [next(a for a in ("init", "list", "run") if a in c) for c in calls])
+        listing = pathlib.Path(calls[2][calls[2].index("--load-list") + 1])
+        self.assertEqual(4, len(listing.read_text().split()))
+
+    def test_a_selection_whose_tests_all_skip_fails(self):
+        prefix = "nova.tests.unit.virt.ironic.test_driver.T."
+        self.fake(0, "test,status\n" + "".join(f"{prefix}test_{n},skip,x,x\n" for n in "ab"))
+        outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
+        self.assertEqual(1, sum(o.failed for o in outcomes), outcomes)
+        self.assertIn("every test skipped", outcomes[0].note)
 
     def test_every_selection_runs_at_head(self):
         # the series touches only the driver: at HEAD (no ``touched``: the
@@ -505,30 +613,16 @@ class FunctionalSelectionsTest(unittest.TestCase):
         self.calls = self.tmp / "stestr.calls"
         (self.tmp / "functional.csv").write_text(FUNCTIONAL_CSV)
         (self.tmp / "unit.csv").write_text(UNIT_CSV)
-        # stestr: logs its arguments (one JSON list a line) and writes them
-        # as its "stream"; subunit2csv: the functional or the unit results
-        # after what that stream says the run was
-        tools = {
-            "stestr": "import json, sys\n"
-                      f"open({str(self.calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-                      "print(' '.join(sys.argv[1:]))\n",
-            "subunit2csv": "import sys\n"
-                           "kind = 'functional' if 'tests/functional' in sys.stdin.read() "
-                           "else 'unit'\n"
-                           f"folder = {str(self.tmp)!r}\n"
-                           "sys.stdout.write(open(f'{folder}/{kind}.csv').read())\n",
-        }
-        for name, body in tools.items():
-            script = self.venv / "bin" / name
-            script.write_text(f"#!{sys.executable}\n{body}")
-            script.chmod(0o755)
+        fake_tools(self.venv, self.tmp)
         helpers.capture_log(self)
 
     def stestr_runs(self):
-        import json
+        """The arguments of each stestr run's ``stestr list`` (each run
+        lists its tests first: the filters go there)."""
         if not self.calls.exists():
             return []
-        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+        calls = [json.loads(line) for line in self.calls.read_text().splitlines()]
+        return [args for args in calls if "list" in args]
 
     def functional_runs(self):
         return [args for args in self.stestr_runs() if "./nova/tests/functional" in args]
@@ -559,7 +653,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         # the touched module; the unit run apart, as before
         [run] = self.functional_runs()
         self.assertEqual(2, len(self.stestr_runs()))
-        filters = run[run.index("--subunit") + 1:]
+        filters = run[run.index("list") + 1:]
         self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_1853009\.",
                           r"nova\.tests\.functional\.test_servers\.ServerRescheduleTests\.",
                           r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\."],
@@ -585,7 +679,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         outcomes = self.run_tree([BUG], touched=())
         [run] = self.functional_runs()
         self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_1853009\."],
-                         run[run.index("--subunit") + 1:])
+                         run[run.index("list") + 1:])
         self.assertEqual((1, 0, 0), self.counts(outcomes)[BUG])
 
     def test_at_the_last_commit_not_before(self):
@@ -593,7 +687,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         # test at HEAD): the selections with the touched module
         outcomes = self.run_tree([BUG, RESCHEDULE], functional_only=None)
         [run] = self.functional_runs()
-        self.assertEqual(3, len(run[run.index("--subunit") + 1:]))
+        self.assertEqual(3, len(run[run.index("list") + 1:]))
         self.assertEqual((1, 0, 0), self.counts(outcomes)[BUG])
         # a commit before the last (check-commits passes its own modules):
         # only the functional modules it touches, no selection
@@ -601,7 +695,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         outcomes = self.run_tree([BUG, RESCHEDULE], functional_only=[TOUCHED])
         [run] = self.functional_runs()
         self.assertEqual([r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\."],
-                         run[run.index("--subunit") + 1:])
+                         run[run.index("list") + 1:])
         self.assertNotIn(BUG, self.counts(outcomes))
         self.assertNotIn(RESCHEDULE, self.counts(outcomes))
         # a commit that touches no functional module: no functional run
@@ -619,7 +713,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         self.assertEqual([r"nova\.tests\.functional\.test_servers\.ServerRescheduleTests\.",
                           r"nova\.tests\.functional\.regressions\.test_bug_NNNNNNN\.",
                           r"nova\.tests\.functional\.test_servers\."],
-                         run[run.index("--subunit") + 1:])
+                         run[run.index("list") + 1:])
         counts = self.counts(outcomes)
         self.assertEqual((1, 0, 1), counts[RESCHEDULE])
         self.assertEqual((1, 1, 0), counts[TOUCHED])

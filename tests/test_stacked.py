@@ -133,27 +133,67 @@ class CommitModesTest(helpers.ProjectTestCase):
 
 
 class CommitFunctionalModulesTest(helpers.ProjectTestCase):
-    """check-commits: before the last commit, a commit runs the functional
-    modules it touches itself; the last one all of the series'."""
+    """check-commits: every commit runs every functional module of the
+    target's own commits present at that commit (the last one with the
+    target's selections); a stacked target leaves those of the series
+    below it to that series' target."""
 
-    def test_own_modules_before_the_last_commit(self):
+    def seen_modules(self, target, work):
+        """``[(functional_only, touched, modules run)]`` per commit."""
         from unittest import mock
         from novaseries import runner
+        seen = []
+
+        def record(ctx, t, tree_, **k):
+            modules, _ = runner.functional_selections(
+                t, tree_, k["rev"], k["functional_only"], k.get("functional_since", "base"))
+            seen.append((k["functional_only"], k["touched"], modules))
+            return []
+        with mock.patch.object(runner, "test_modes", record):
+            commit_checks.check_commits(self.ctx, target, work)
+        return seen
+
+    def test_every_module_present_at_each_commit(self):
         work = tree.prepare(self.ctx, self.target, self.tmp / "main")
         helpers.sample_series(work)
         helpers.commit(work, {"nova/virt/driver.py": "changed again\n"},
                        helpers.message("Change the driver again"))
-        seen = []
-        with mock.patch.object(runner, "test_modes",
-                               lambda ctx, t, *a, **k: seen.append(
-                                   (k["functional_only"], k["touched"])) or []):
-            commit_checks.check_commits(self.ctx, self.target, work)
-        # the driver fix touches no functional module, the reproducer-like
-        # commit its own; the last commit runs everything
-        self.assertEqual([[], ["nova.tests.functional.test_bug_NNNNNNN"], None],
-                         [only for only, _ in seen])
+        helpers.commit(work, {"nova/virt/driver.py": "changed once more\n"},
+                       helpers.message("Change the driver once more"))
+        seen = self.seen_modules(self.target, work)
+        bug = "nova.tests.functional.test_bug_NNNNNNN"
+        # the driver fix comes before any functional module; every commit
+        # after the one that adds the reproducer-like test runs it, though
+        # it touches only the driver (a change that breaks it fails there)
+        self.assertEqual([[], [bug], [bug], None], [only for only, _, _ in seen])
+        self.assertEqual([[], [bug], [bug], [bug]], [run for _, _, run in seen])
         self.assertEqual(["nova/virt/driver.py"], [f for f in seen[0][1] if f])
         self.assertIsNone(seen[-1][1])
+
+    def test_stacked_target_runs_its_own_modules(self):
+        main = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(main)
+        export.export(self.target, main)
+        change = self.root / "patches" / "change"
+        change.mkdir()
+        (change / "series").write_text("")
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text() + (
+            f'\n[targets.change]\nversion = "{helpers.VERSION}"\n'
+            f'sha256 = "{self.sha}"\ninterpreter = "python3.11"\n'
+            'pins = "pins/fake.txt"\npatches = "patches/change"\n'
+            'below = "patches/fake"\nvenv = "fake"\n'))
+        stacked = targets.get(self.ctx, "change")
+        work = tree.prepare(self.ctx, stacked, self.tmp / "change")
+        helpers.commit(work, {"nova/tests/functional/test_other.py": "# a test\n"},
+                       helpers.message("Add another test"))
+        helpers.commit(work, {"nova/virt/other.py": "x = 1\n"},
+                       helpers.message("Add another thing"))
+        seen = self.seen_modules(stacked, work)
+        # the series below (patches/fake) touches test_bug_NNNNNNN: its own
+        # target runs it, and so does a combined target at HEAD
+        self.assertEqual([["nova.tests.functional.test_other"]] * 2,
+                         [run for _, _, run in seen])
 
 
 class LastCommitUnitTest(helpers.ProjectTestCase):

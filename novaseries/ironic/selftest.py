@@ -36,7 +36,7 @@ PIKE_DRIVER_TESTS = _HERE / "pike_driver_tests"
 
 
 def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
-        log=None, root=None):
+        log=None, root=None, need_fixture=False):
     """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
@@ -53,6 +53,9 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
         ``env`` in targets.toml ``[modes]``, e.g.
         ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` ``True`` for native threads):
         the caller chooses the mode, this module declares none.
+    :param need_fixture: the tree must carry the series' fake Ironic: the
+        contract tests' fake side fails instead of skipping without it
+        (``REALIRONIC_NEED_FIXTURE=1``; ci's step sets it).
     :returns: the test run's exit code.
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
@@ -76,6 +79,8 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
+    if need_fixture:
+        env["REALIRONIC_NEED_FIXTURE"] = "1"
     env.update(nova_env)
     tests = str(DRIVER_TESTS)
     cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
