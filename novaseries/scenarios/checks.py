@@ -617,7 +617,9 @@ def _foreign_node(obs, node, name, vif):
     """What is wrong with a node that carries another instance (texts):
     it must be in a state that instance's deploy leaves it in
     (:data:`DEPLOYED`, not being torn down) and keep nothing of the
-    server: not its VIF, not its image (``instance_info``)."""
+    server: not its VIF, not its image (``instance_info``; the scenarios'
+    other deploy sends none to the fake Ironic and ``other-image`` to a
+    real one)."""
     problems = []
     state = node.get('provision_state')
     if state not in DEPLOYED or \
