@@ -133,11 +133,15 @@ def _scenario_problems(per_mode, asked):
     tree's wrong scenarios: each scenario of ``asked`` (names) that a tree
     did not run, no scenario run at all, each reproducer verdict
     ``unexpected: ...`` (the reproducer tree did not do what its column
-    says, so its bug may not show) and no ``bug reproduced`` at all.
+    says, so its bug may not show), each reproducer verdict ``error:
+    ...`` (no verdict: the runner failed, the server did not settle, or a
+    step never came) and no ``bug reproduced`` at all.
 
     (The table does not say which scenarios must show the bug: a control
-    is ``as on <release>``, and a step that never came on the reproducer
-    is ``error: ...`` -- neither counts here.)"""
+    is ``as on <release>``, which does not count here; nor does ``not
+    playable on <release>: ...``, the verdict of a scenario that declares
+    that a step of it never comes on the reproducer tree, which is said
+    in ``why``.)"""
     failures, why = 0, []
     for label in ("fixed", "reproducer"):
         observed = per_mode[label]["scenarios"]
@@ -157,6 +161,16 @@ def _scenario_problems(per_mode, asked):
         failures += len(unexpected)
         why.append("the reproducer tree did not do what its column says: " + "; ".join(
             f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in unexpected))
+    errors = [obs for obs in reproducer if obs.get("verdict", "").startswith("error:")]
+    if errors:
+        failures += len(errors)
+        why.append("no verdict on the reproducer tree: " + "; ".join(
+            f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in errors))
+    unplayable = [obs.get("scenario", "?") for obs in reproducer
+                  if obs.get("verdict", "").startswith("not playable ")]
+    if unplayable:
+        why.append("not playable on the reproducer tree (declared): "
+                   + ", ".join(unplayable))
     if reproducer and not any(obs.get("verdict", "").startswith("bug reproduced")
                               for obs in reproducer):
         failures += 1

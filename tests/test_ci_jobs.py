@@ -236,12 +236,28 @@ class MainJobStepTest(unittest.TestCase):
             self.assertEqual((3, 0), (outcome.passed, outcome.failed), outcome)
             self.assertTrue(outcome.note.startswith("bug shown in 3 scenarios"))
         self.assertEqual((1, 0), (bench.passed, bench.failed))
-        # a control ("as on") and a step that never came on the reproducer
-        # tree are no failure
+        # a control ("as on") and a scenario declared not playable on the
+        # reproducer tree are no failure
         (scenarios, _), real = self._main_job(self._per_mode(reproducer={
             "a": "bug reproduced: x", "b": "as on nova 34.0.0: the fixed tree's "
-            "checks hold too", "c": "error: only 1 of 2 steps happened"}))
+            "checks hold too", "c": "not playable on nova 34.0.0: its step never "
+            "comes"}))
         self.assertEqual(0, scenarios.failed + real.failed, (scenarios, real))
+        for outcome in (scenarios, real):
+            self.assertIn("not playable on the reproducer tree (declared): c",
+                          outcome.note)
+
+    def test_reproducer_error_counts(self):
+        # no verdict on the reproducer tree (a step that never came, the
+        # runner failed) is a failure, in both main job steps
+        (scenarios, _), real = self._main_job(self._per_mode(reproducer={
+            "a": "bug reproduced: x", "b": "bug reproduced: y",
+            "c": "error: the scenario did not happen as defined: only 1 of 2 "
+                 "steps happened"}))
+        for outcome in (scenarios, real):
+            self.assertEqual((3, 1), (outcome.passed, outcome.failed), outcome)
+            self.assertIn("no verdict on the reproducer tree: c (error: the "
+                          "scenario did not happen", outcome.note)
 
     def test_fewer_scenarios_than_asked(self):
         (scenarios, _), real = self._main_job(self._per_mode(fixed=("a", "c")))

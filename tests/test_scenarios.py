@@ -17,6 +17,8 @@ from tests import helpers
 SERVER = '11111111-1111-4111-8111-111111111111'
 NODE = '22222222-2222-4222-8222-222222222222'
 OTHER = '33333333-3333-4333-8333-333333333333'
+#: The image the server was booted with.
+IMAGE = '66666666-6666-4666-8666-666666666666'
 SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
 #: The scenario player's modules that play the table's scenarios.
 PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_real',
@@ -39,7 +41,7 @@ def _obs(**kw):
            'faults_created': [], 'error_saves': 0,
            'hooks_fired': ['undeploy@2'], 'writes_after_action': [],
            'polls_after_action': 2, 'held_polls_after_action': 0,
-           'port_id': None,
+           'port_id': None, 'image': IMAGE,
            'definition': {'action': 'undeploy', 'then': [], 'port': False}}
     obs['lost_fault'] = obs['fault'] = (
         'The node of instance %s was torn down.' % SERVER)
@@ -79,7 +81,8 @@ class TableTest(unittest.TestCase):
         self.assertEqual(len(names), len(set(names)), names)
         self.assertEqual(names, list(table.BY_NAME))
         for sc in table.SCENARIOS:
-            self.assertTrue(sc.reproducer, sc.name)
+            # (a scenario that cannot be played there says why instead)
+            self.assertTrue(sc.reproducer or sc.reproducer_unplayable, sc.name)
             self.assertTrue(sc.fixed, sc.name)
             self.assertEqual(checks.no_foreign_uuid, sc.fixed[-1], sc.name)
             for tree in table.TREES:
@@ -440,6 +443,340 @@ class ChecksTest(unittest.TestCase):
                          table.Scenario('x', 'x').max_polls)
 
 
+class EndStateTest(unittest.TestCase):
+    """The end-state invariant is part of every fixed column by
+    construction; a scenario waives a part of it only by name, with a
+    reason, and may keep a claim on purpose."""
+
+    def _judge(self, scenario, obs, tree='fixed'):
+        """table.judge of a scenario that is not in the table."""
+        from unittest import mock
+        with mock.patch.dict(table.BY_NAME, {scenario.name: scenario}):
+            return table.judge(scenario.name, tree, obs)
+
+    def test_every_fixed_column_has_it(self):
+        for sc in table.SCENARIOS:
+            with self.subTest(sc.name):
+                ends = [c for c in sc.fixed if getattr(c, 'end_state', False)]
+                self.assertEqual([sc.end_state], ends)
+        # a scenario defined without it still gets it
+        bare = table.Scenario('bare', 'no end-state check', action='undeploy',
+                              fixed=[checks.status('ERROR')])
+        left = _obs(usages={NODE: 1}, allocations={NODE: {}})
+        self.assertEqual(['left behind: allocation on node-1, which Ironic has '
+                          'freed or is freeing; placement usage 1 on node-1, '
+                          'expected 0'], self._judge(bare, left))
+        self.assertEqual([], self._judge(bare, _obs()))
+
+    def test_listing_it_by_hand_is_refused(self):
+        for check in (checks.clean, checks.claim_kept):
+            with self.assertRaisesRegex(ValueError, 'added to every fixed'):
+                table.Scenario('x', 'x', fixed=[check])
+
+    def test_stuck_recovery(self):
+        # an ERROR server keeping an allocation on a node Ironic freed
+        recovered = dict(
+            listed_in_build_without_host=False,
+            after_instance_build_timeout='ERROR', after_compute_restart='ERROR',
+            after_reset_state='ERROR', after_delete='DELETED',
+            allocations_after_delete={})
+        obs = _obs(scenario='stuck-recovery', recovery=recovered,
+                   polls_after_action=3)
+        self.assertEqual([], table.judge('stuck-recovery', 'fixed', obs))
+        kept = dict(obs, usages={NODE: 1}, allocations={NODE: {}})
+        self.assertEqual(['left behind: allocation on node-1, which Ironic has '
+                          'freed or is freeing; placement usage 1 on node-1, '
+                          'expected 0'],
+                         table.judge('stuck-recovery', 'fixed', kept))
+        data = {'reproducer': {'scenarios': [dict(kept, status='BUILD', fault=None,
+                                                  recovery=dict(
+                                                      recovered,
+                                                      listed_in_build_without_host=True,
+                                                      after_instance_build_timeout='BUILD',
+                                                      after_compute_restart='BUILD'))]},
+                'fixed': {'scenarios': [kept]}}
+        self.assertEqual(1, judge.evaluate(data))
+        self.assertTrue(kept['verdict'].startswith('WRONG: left behind: '
+                                                   'allocation on node-1'))
+
+    def test_waiver(self):
+        # a waived part is named, with its reason; the others are checked
+        with self.assertRaisesRegex(ValueError, 'unknown part.*nosuch.*known: '
+                                    'host-node'):
+            table.Scenario('x', 'x', waive={'nosuch': 'why'})
+        with self.assertRaisesRegex(ValueError, 'needs its reason: node-kept'):
+            table.Scenario('x', 'x', waive={'node-kept': ' '})
+        sc = table.BY_NAME['reap-deleted-log']
+        self.assertEqual(['node-kept'], list(sc.waive))
+        leaked = _node(provision_state='active', instance_id=SERVER,
+                       instance_info=True)
+        obs = _obs(scenario='reap-deleted-log', status='DELETED', fault=None,
+                   nodes=[leaked], hooks_fired=[], definition={'action': None},
+                   log=['WARNING [nova.compute.manager] ... marked as DELETED but '
+                        'still present on host.'])
+        self.assertEqual([], table.judge(sc.name, 'fixed', obs))
+        # ... the allocation is still checked
+        self.assertEqual(['left behind: allocation on node-1'], table.judge(
+            sc.name, 'fixed', dict(obs, allocations={NODE: {}})))
+        # what is not checked shows in the list and under the table's row
+        text = '\n'.join(report.scenario_list())
+        self.assertIn('    not checked (end state): node-kept: '
+                      'running_deleted_instance_action = log only logs', text)
+        data = {'reproducer': {'scenarios': [dict(obs)]},
+                'fixed': {'scenarios': [obs]}}
+        judge.evaluate(data)
+        self.assertEqual('ok', obs['verdict'])
+        rows = [r.strip() for r in report.table(data)]
+        self.assertIn('left:  node-1 active; node-1 keeps instance/instance_info',
+                      rows)
+        self.assertTrue(any(r.startswith('not checked: node-kept: running_deleted')
+                            for r in rows), rows)
+
+    def test_claim_kept_is_declared(self):
+        sc = table.Scenario('kept', 'a claim kept on purpose', claim_kept=True)
+        node = _node(provision_state='deploy failed', instance_id=SERVER,
+                     instance_info=True)
+        kept = _obs(host='ironic-host', node=NODE, usages={NODE: 1},
+                    allocations={NODE: {}}, nodes=[node])
+        self.assertEqual([], self._judge(sc, kept))
+        self.assertIn('claim was not kept', self._judge(sc, _obs())[0])
+        plain = table.Scenario('plain', 'no claim kept')
+        self.assertIn('allocation on node-1', self._judge(plain, kept)[0])
+
+
+class ErrorPortTest(unittest.TestCase):
+    """A failed build deallocates its network: an ERROR server without a
+    host has its port unbound; one that keeps its claim keeps it bound."""
+
+    def _error(self, device, **kw):
+        return _obs(port_id=PORT, port_device_id=device,
+                    definition={'action': 'undeploy', 'then': [], 'port': True},
+                    **kw)
+
+    def test_error_without_host(self):
+        self.assertEqual([], checks.leftovers(self._error(None)))
+        self.assertEqual(['port still bound to the server in ERROR without a '
+                          'host'], checks.leftovers(self._error(SERVER)))
+        # in a scenario's verdict
+        obs = self._error(SERVER, scenario='undeploy-deleting-port',
+                          log=['WARNING [nova.virt.ironic.driver] Ironic node %s '
+                               'is being torn down during the deploy (provision_state '
+                               'deleting, target_provision_state available)' % NODE,
+                               'Ironic tore down node %s' % NODE])
+        self.assertEqual(['left behind: port still bound to the server in ERROR '
+                          'without a host'],
+                         table.judge('undeploy-deleting-port', 'fixed', obs))
+        self.assertEqual([], table.judge('undeploy-deleting-port', 'fixed',
+                                         dict(obs, port_device_id=None)))
+
+    def test_claim_kept_keeps_the_binding(self):
+        node = _node(provision_state='deploy failed', instance_id=SERVER,
+                     instance_info=True, vifs=[PORT])
+        kept = dict(host='ironic-host', node=NODE, usages={NODE: 1},
+                    allocations={NODE: {}}, nodes=[node])
+        self.assertIsNone(checks.claim_kept(self._error(SERVER, **kept)))
+        self.assertIn('port not bound to the server (device_id None)',
+                      checks.claim_kept(self._error(None, **kept)))
+
+
+class ForeignNodeTest(unittest.TestCase):
+    """A node that carries another instance is as that instance's deploy
+    left it, and keeps nothing of the server."""
+
+    def _other(self, **kw):
+        return _node(provision_state='wait call-back', instance_id=OTHER,
+                     target_provision_state='active', **kw)
+
+    def test_as_the_other_deploy_left_it(self):
+        self.assertEqual([], checks.leftovers(_obs(nodes=[self._other()])))
+        self.assertEqual([], checks.leftovers(_obs(nodes=[self._other(
+            instance_info=True, image_source='other-image')])))
+        for state, target in (('available', None), ('deleting', 'available'),
+                              ('cleaning', 'available'),
+                              ('active', 'available')):
+            with self.subTest(state=state, target=target):
+                node = self._other()
+                node.update(provision_state=state, target_provision_state=target)
+                self.assertEqual(['node-1 (carrying %s) is %s -> %s, not as its '
+                                  'deploy left it' % (OTHER, state, target)],
+                                 checks.leftovers(_obs(nodes=[node])))
+
+    def test_keeps_nothing_of_the_server(self):
+        ours = self._other(instance_info=True, image_source=IMAGE)
+        self.assertEqual(["node-1 (another instance's) keeps the server's image "
+                          'in its instance_info'],
+                         checks.leftovers(_obs(nodes=[ours])))
+        rebuilt = self._other(instance_info=True, image_source='img2')
+        self.assertEqual(1, len(checks.leftovers(_obs(nodes=[rebuilt],
+                                                      rebuild_image='img2'))))
+        # no image recorded: no pass
+        self.assertEqual(['no image recorded'], checks.leftovers(
+            _obs(nodes=[ours], image=None)))
+        # no allocation of the server's on it either
+        self.assertEqual(['allocation on node-1, which Ironic has freed or is '
+                          'freeing', 'placement usage 1 on node-1, expected 0'],
+                         checks.leftovers(_obs(nodes=[self._other()],
+                                               usages={NODE: 1},
+                                               allocations={NODE: {}})))
+
+    def test_undeploy_reassociated(self):
+        torn = self._other()
+        torn.update(provision_state='deleting', target_provision_state='available')
+        obs = _obs(other_instance=OTHER, nodes=[torn], log=[
+            'Ironic node %s was torn down during the deploy and is now '
+            'associated with instance %s' % (NODE, OTHER)])
+        problems = table.judge('undeploy-reassociated', 'fixed', obs)
+        self.assertEqual(['left behind: node-1 (carrying %s) is deleting -> '
+                          'available, not as its deploy left it' % OTHER],
+                         problems)
+        self.assertEqual([], table.judge('undeploy-reassociated', 'fixed',
+                                         dict(obs, nodes=[self._other()])))
+
+
+class TimeBoundTest(unittest.TestCase):
+    """Against a real Ironic, the wall time from the action to the end is
+    bounded per scenario; the fake's polls are bounded instead."""
+
+    def test_seconds_at_most(self):
+        check = checks.seconds_at_most(30)
+        self.assertIsNone(check(_obs(wall_seconds_after_action=30.0)))
+        self.assertEqual('30.5 s from the action to the end, at most 30 s',
+                         check(_obs(wall_seconds_after_action=30.5)))
+        self.assertIn('no wall_seconds_after_action', check(_obs()))
+        self.assertTrue(check.real_only)
+
+    def test_every_scenario_has_its_bound(self):
+        for sc in table.SCENARIOS:
+            self.assertIn('at most %d s from the action to the end (real Ironic)'
+                          % sc.max_seconds, sc.expectations('fixed'))
+        self.assertEqual(checks.real_seconds(8),
+                         table.BY_NAME['undeploy-deleting'].max_seconds)
+        self.assertEqual(64, checks.real_seconds(16))
+        self.assertEqual(checks.REAL_MIN_SECONDS, checks.real_seconds(2))
+        self.assertEqual(5, table.Scenario('x', 'x', max_seconds=5).max_seconds)
+
+    def test_real_only(self):
+        obs = _obs(scenario='undeploy-cleared', polls_after_action=3,
+                   wall_seconds_after_action=1000.0, log=[
+                       'WARNING [nova.virt.ironic.driver] Ironic node %s was torn '
+                       'down during the deploy: it is no longer associated with '
+                       'the instance (provision_state available)' % NODE])
+        # the fake's wall time is not Nova's wait: not judged
+        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', obs))
+        real = dict(obs, backend=checks.REAL)
+        self.assertEqual(['1000.0 s from the action to the end, at most 30 s'],
+                         table.judge('undeploy-cleared', 'fixed', real))
+        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', dict(
+            real, wall_seconds_after_action=12.0)))
+
+
+class BugFirstTest(unittest.TestCase):
+    """The reproducer's verdict opens with the scenario's bug."""
+
+    def test_declared_bug_checks_come_first(self):
+        sc = table.BY_NAME['api-outage-outlasts-retries']
+        self.assertIs(sc.end_state, sc.fixed[0])
+        with self.assertRaisesRegex(ValueError, 'log check is not the bug'):
+            table.Scenario('x', 'x', bug=[checks.log_has('x')])
+        # a bug check not listed in fixed comes first too
+        leak = table.Scenario('x', 'x', fixed=[checks.status('DELETED')],
+                              bug=[checks.first_node_leaked])
+        self.assertEqual([checks.first_node_leaked, leak.fixed[1]], leak.fixed[:2])
+
+    def test_outage_outlasts_retries(self):
+        # the released tree: a fault in other words, and the node left in
+        # wait call-back for the deleted server: the leak is the bug
+        dropped = {'status': 'ERROR', 'host': None, 'node': None,
+                   'allocations': [], 'first_node_state': 'wait call-back',
+                   'first_node_instance': SERVER,
+                   'fault': 'Build of instance %s aborted: Unable to establish '
+                            'connection to http://x' % SERVER}
+        leaked = _node(provision_state='wait call-back', instance_id=SERVER,
+                       instance_info=True)
+        obs = _obs(scenario='api-outage-outlasts-retries', status='DELETED',
+                   fault=None, build_results=['failed'], at_api_back=dropped,
+                   faults_created=[dropped['fault']], nodes=[leaked],
+                   hooks_fired=['api-down@2', 'api-up@settled'],
+                   definition={'action': 'api-down', 'then': []})
+        self.assertEqual([], table.judge(obs['scenario'], 'reproducer', obs))
+        reasons = judge.bug_reasons(obs)
+        self.assertEqual('left behind: node-1 wait call-back; node-1 keeps '
+                         'instance/instance_info', reasons[0])
+        self.assertTrue(reasons[1].startswith('when the API came back'), reasons)
+        data = {'reproducer': {'scenarios': [obs]}, 'fixed': {'scenarios': []}}
+        judge.evaluate(data, released='nova 34.0.0')
+        self.assertTrue(obs['verdict'].startswith(
+            'bug reproduced: left behind: node-1 wait call-back'), obs['verdict'])
+
+
+class UnplayableTest(unittest.TestCase):
+    """A scenario that declares it cannot be played on the reproducer tree
+    says why; its step that never came there is no error, and it is
+    ``unexpected`` when it plays there after all."""
+
+    NEVER = dict(scenario='user-delete-during-teardown-wait', status='BUILD',
+                 fault=None, hooks_fired=['undeploy@2'],
+                 definition={'action': 'undeploy', 'then': [[1, 'delete', 'teardown']]})
+
+    def test_declaration(self):
+        sc = table.BY_NAME['user-delete-during-teardown-wait']
+        self.assertTrue(sc.reproducer_unplayable)
+        self.assertEqual(['not playable: ' + sc.reproducer_unplayable],
+                         sc.expectations('reproducer'))
+        with self.assertRaisesRegex(ValueError, 'says why, and has no '
+                                    'reproducer column'):
+            table.Scenario('x', 'x', reproducer=[checks.status('BUILD')],
+                           reproducer_unplayable='why')
+        with self.assertRaisesRegex(ValueError, 'says why'):
+            table.Scenario('x', 'x', reproducer_unplayable='')
+
+    def _evaluate(self, reproducer):
+        """The reproducer's verdict, and the ci step's Outcome of a run with
+        it and another scenario that shows the bug, both right on the fixed
+        tree."""
+        judge.evaluate({'reproducer': {'scenarios': [reproducer]},
+                        'fixed': {'scenarios': []}}, released='nova 34.0.0')
+        asked = [reproducer['scenario'], 'undeploy-deleting']
+        per_mode = {
+            'fixed': {'scenarios': [{'scenario': n, 'verdict': 'ok'} for n in asked]},
+            'reproducer': {'scenarios': [reproducer, {
+                'scenario': 'undeploy-deleting', 'verdict': 'bug reproduced: x'}]}}
+        return reproducer['verdict'], cisteps._scenario_outcome('main job',
+                                                                per_mode, asked)
+
+    def test_not_playable(self):
+        verdict, outcome = self._evaluate(_obs(**self.NEVER))
+        sc = table.BY_NAME['user-delete-during-teardown-wait']
+        self.assertEqual('not playable on nova 34.0.0: ' + sc.reproducer_unplayable,
+                         verdict)
+        self.assertEqual(0, outcome.failed, outcome)
+        self.assertIn('not playable on the reproducer tree (declared): '
+                      'user-delete-during-teardown-wait', outcome.note)
+
+    def test_plays_after_all(self):
+        played = _obs(**dict(self.NEVER, status='DELETED',
+                             hooks_fired=['undeploy@2', 'delete@1']))
+        verdict, outcome = self._evaluate(played)
+        self.assertTrue(verdict.startswith('unexpected: declared not playable '
+                                           'on nova 34.0.0'), verdict)
+        self.assertEqual(1, outcome.failed, outcome)
+
+    def test_other_errors_are_errors(self):
+        # a runner error is no declared case: counted
+        crashed = _obs(**dict(self.NEVER, error='Traceback\nKeyError: x\n'))
+        verdict, outcome = self._evaluate(crashed)
+        self.assertEqual('error: runner error: KeyError: x', verdict)
+        self.assertEqual(1, outcome.failed, outcome)
+        # ... and a step that never came on a scenario without the
+        # declaration
+        never = _obs(scenario='user-delete-at-teardown-poll', status='BUILD',
+                     fault=None, hooks_fired=['undeploy@2'],
+                     definition={'action': 'undeploy', 'then': [[3, 'delete']]})
+        verdict, outcome = self._evaluate(never)
+        self.assertTrue(verdict.startswith('error: the scenario did not happen'))
+        self.assertEqual(1, outcome.failed, outcome)
+
+
 class MissingDataTest(unittest.TestCase):
     """A check never passes on data it does not have."""
 
@@ -565,10 +902,11 @@ class JudgeTest(unittest.TestCase):
             self.assertEqual([why], table.judge(obs['scenario'], tree, obs))
 
     def test_real_ironic_skips_what_it_cannot_check(self):
-        obs = _obs(scenario='undeploy-cleared', polls_after_action=50, log=[
-            'WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
-            'during the deploy: it is no longer associated with the instance '
-            '(provision_state available)' % NODE])
+        obs = _obs(scenario='undeploy-cleared', polls_after_action=50,
+                   wall_seconds_after_action=5.0, log=[
+                       'WARNING [nova.virt.ironic.driver] Ironic node %s was torn '
+                       'down during the deploy: it is no longer associated with '
+                       'the instance (provision_state available)' % NODE])
         self.assertEqual(['50 driver polls after the action, at most 6'],
                          table.judge('undeploy-cleared', 'fixed', obs))
         self.assertEqual([], table.unchecked('undeploy-cleared', obs))
@@ -672,10 +1010,10 @@ class EvaluateTest(unittest.TestCase):
         # a step that never came: an error on either tree, not "bug
         # reproduced" on the reproducer tree; the fixed tree's counts as
         # wrong
-        never = _obs(scenario='user-delete-during-teardown-wait',
+        never = _obs(scenario='user-delete-at-teardown-poll',
                      status='BUILD', fault=None, hooks_fired=['undeploy@2'],
                      definition={'action': 'undeploy',
-                                 'then': [[1, 'delete', 'teardown']]})
+                                 'then': [[3, 'delete']]})
         data = self._data(never, dict(never))
         self.assertEqual(1, judge.evaluate(data))
         for label in ('reproducer', 'fixed'):
@@ -685,8 +1023,8 @@ class EvaluateTest(unittest.TestCase):
                 data[label]['scenarios'][0]['verdict'])
         first, errors = judge.mode_summary('threading', data, 1)
         self.assertEqual('threading mode: fixed tree 0 of 1 scenarios right', first)
-        self.assertIn('1 scenario(s) with no verdict (user-delete-during-'
-                      'teardown-wait)', errors)
+        self.assertIn('1 scenario(s) with no verdict (user-delete-at-'
+                      'teardown-poll)', errors)
 
     def test_real_ironic_note(self):
         obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,

@@ -26,12 +26,16 @@ def evaluate(data, released='the release'):
     Fixed tree: ``ok`` or ``WRONG: <problems>``.  Reproducer tree (Nova as
     released): ``unexpected: <problems>`` when it did not do what its
     column says; otherwise ``bug reproduced: <why>`` (the first fixed-tree
-    outcome check that fails on it, e.g. ``status BUILD, expected ERROR``)
-    or ``as on <released>: the fixed tree's checks hold too``.  On either
-    tree, an observation that is no verdict (the runner failed, the server
-    did not settle, a step never happened: ``scenario_table.
-    scenario_error``) is ``error: <why>``; on the fixed tree it counts as
-    wrong.  Against a real Ironic, ``unchecked`` lists what the fixed
+    outcome check that fails on it, the scenario's ``bug`` checks first:
+    :func:`bug_reasons`) or ``as on <released>: the fixed tree's checks
+    hold too``.  On either tree, an observation that is no verdict (the
+    runner failed, the server did not settle, a step never happened:
+    ``scenario_table.scenario_error``) is ``error: <why>``; on the fixed
+    tree it counts as wrong.  A scenario that declares it cannot be played
+    on the reproducer tree (``reproducer_unplayable``) is ``not playable
+    on <released>: <why declared>`` there when a step of it never came
+    (``scenario_table.unplayed``), and ``unexpected: ...`` when every
+    step came.  Against a real Ironic, ``unchecked`` lists what the fixed
     tree's checks could not check (``scenario_table.unchecked``).
 
     :param released: what the reproducer tree is, e.g. ``nova 34.0.0``.
@@ -45,9 +49,17 @@ def evaluate(data, released='the release'):
             unchecked = scenario_table.unchecked(obs['scenario'], obs)
             if unchecked:
                 obs['unchecked'] = unchecked
-            if broken:
+            unplayable = label == 'reproducer' and scenario_table.BY_NAME[
+                obs['scenario']].reproducer_unplayable
+            if unplayable and broken and scenario_table.unplayed(obs):
+                obs['verdict'] = f"not playable on {released}: {unplayable}"
+            elif broken:
                 obs['verdict'] = 'error: ' + broken
                 wrong += label == 'fixed'
+            elif unplayable:
+                obs['verdict'] = (f"unexpected: declared not playable on "
+                                  f"{released} ({unplayable}), but every "
+                                  "step came")
             elif label == 'fixed':
                 obs['verdict'] = 'ok' if not problems else 'WRONG: ' + \
                     '; '.join(problems)
@@ -65,18 +77,23 @@ def evaluate(data, released='the release'):
 def mode_summary(mode, data, wrong):
     """The summary's lines for one mode of a run: how many of the fixed
     tree's scenarios are right (``wrong``: :func:`evaluate`'s count), and
-    the reproducer's observations that are no verdict, if any."""
+    the reproducer's observations that are no verdict, that are
+    ``unexpected``, or that it cannot play (declared), if any."""
     fixed = len(data['fixed']['scenarios'])
     lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
-    errors = [o['scenario'] for o in data['reproducer']['scenarios']
-              if o.get('verdict', '').startswith('error: ')]
-    if errors:
-        lines.append(f"reproducer tree: {len(errors)} scenario(s) with no verdict "
-                     f"({', '.join(errors)})")
+    for prefix, what in (('error: ', 'with no verdict'),
+                         ('unexpected: ', 'unexpected'),
+                         ('not playable ', 'not playable there (declared)')):
+        names = [o['scenario'] for o in data['reproducer']['scenarios']
+                 if o.get('verdict', '').startswith(prefix)]
+        if names:
+            lines.append(f"reproducer tree: {len(names)} scenario(s) {what} "
+                         f"({', '.join(names)})")
     return lines
 
 
 def bug_reasons(obs):
     """The fixed tree's outcome checks (not log lines) that fail on this
-    observation: why it shows the bug (empty: it does not)."""
+    observation: why it shows the bug (empty: it does not), the
+    scenario's ``bug`` checks (its symptom) first."""
     return judge(obs['scenario'], 'fixed', obs, outcome_only=True)

@@ -60,8 +60,10 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
     the server left behind (``leftovers``: "none", or "N (below)") and the
     verdict with its reason.  Under it, wrapped, never cut: what was left
     (placement usage, allocations, nodes not ``available`` or keeping the
-    instance, its instance_info or VIFs, a port still bound), the fault in
-    full and the ironic driver's WARNING lines.
+    instance, its instance_info or VIFs, a port still bound), under the
+    fixed row the parts of the end-state invariant the scenario does not
+    check and why (``not checked:``), the fault in full and the ironic
+    driver's WARNING lines.
 
     :param interval: seconds per poll for ``polls (wait)``: the default
         ``[ironic] api_retry_interval`` for the fake run (which polls at
@@ -83,7 +85,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
             node_state = ('deleted' if first.get('deleted')
                           else first.get('provision_state', '?'))
             st = f"{obs.get('status')}/{obs.get('task_state') or '-'}"
-            left = _leftovers(obs)
+            left = _leftovers(obs, label)
             rows.append(f"{name if label == 'reproducer' else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
                         f"{_wait_text(obs, interval):13} "
@@ -93,6 +95,9 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
                         f"{obs['verdict']}")
             if left:
                 rows += _wrapped('left:  ', '; '.join(left))
+            if label == 'fixed':
+                for part, why in sorted(_waived(name).items()):
+                    rows += _wrapped('not checked: ', f"{part}: {why}")
             if obs.get('fault'):
                 rows += _wrapped('fault: ', obs['fault'])
             for line in obs.get('driver_warnings') or []:
@@ -101,10 +106,23 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
     return rows
 
 
-def _leftovers(obs):
-    """``scenario_table.leftovers`` of an observation (none for a scenario
-    that did not run)."""
-    return [] if obs.get('error') else checks.leftovers(obs)
+def _leftovers(obs, label='reproducer'):
+    """``checks.leftovers`` of an observation (none for a scenario that
+    did not run); on the fixed tree with the scenario's own form of the
+    end-state invariant (its claim kept or not), waived parts included:
+    what is left, checked or not."""
+    if obs.get('error'):
+        return []
+    sc = scenario_table.BY_NAME.get(obs.get('scenario'))
+    kept = bool(sc and sc.claim_kept and label == 'fixed')
+    return checks.leftovers(obs, claim_kept=kept)
+
+
+def _waived(name):
+    """``{part: why}``: the parts of the end-state invariant scenario
+    ``name`` does not check."""
+    sc = scenario_table.BY_NAME.get(name)
+    return sc.waive if sc else {}
 
 
 def _wrapped(prefix, text):
@@ -150,6 +168,12 @@ def scenario_list():
         lines.append(f"{sc.name}: {sc.title}")
         lines.append(f"    fixed tree must: {'; '.join(sc.expectations('fixed'))}")
         lines.append(f"    as released: {'; '.join(sc.expectations('reproducer'))}")
+        for part, why in sorted(sc.waive.items()):
+            lines.append(f"    not checked (end state): {part}: {why}")
+        if sc.bug:
+            symptom = '; '.join(getattr(c, 'text', c.__name__) for c in sc.bug)
+            lines.append("    the bug's symptom (checked first on the released "
+                         f"tree): {symptom}")
         lines.append("    real Ironic (run --ironic real): " + (
             'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:

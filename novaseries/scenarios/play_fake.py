@@ -599,6 +599,8 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             rec['lost_fault_fields'] = sorted(
                 set(re.findall(r'%\((\w+)\)', lost.msg_fmt)))
         rec['wall_seconds_after_action'] = round(end - action_at, 3)
+        rec['image'] = ((server.get('image') or {}).get('id') or
+                        ((final or {}).get('image') or {}).get('id'))
         if final is None:
             rec.update(status='DELETED', vm_state=None, task_state=None,
                        host=None, node=None, fault=None)
