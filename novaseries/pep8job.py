@@ -472,7 +472,7 @@ def flake8_is_hook(target, hacking_pins):
     if not hacking_pins.is_file() or not target.pins.is_file():
         return False
     own, hook = pinned(target.pins), pinned(hacking_pins)
-    return all(own.get(name) == hook.get(name) is not None for name in FLAKE8_SET)
+    return all(name in hook and own.get(name) == hook[name] for name in FLAKE8_SET)
 
 
 def run(ctx, target, tree, venv, rev="HEAD", label=None, touched=None):
@@ -602,21 +602,23 @@ def run_legacy(tree, venv, files, label):
             pathlib.Path(tree, f).is_file()]
     if not docs:
         return [Outcome(name, note="no JSON file under doc/ touched (flake8: its own line)")]
-    carriage = [f"{f}:{n}: carriage return" for f in docs for n, line in
-                enumerate(pathlib.Path(tree, f).read_bytes().split(b"\n"), start=1)
-                if b"\r" in line]
-    unreadable = []
+    carriage, unreadable = {}, {}
     for doc in docs:
+        lines = [n for n, line in enumerate(pathlib.Path(tree, doc).read_bytes().split(b"\n"),
+                                            start=1) if b"\r" in line]
+        if lines:
+            carriage[doc] = [f"{doc}:{n}: carriage return" for n in lines]
         proc = subprocess.run([str(pathlib.Path(venv, "bin", "python")), "-m", "json.tool",
                                doc], cwd=tree, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, errors="replace", env=tool_env(venv))
         if proc.returncode:
-            unreadable.append(f"{doc}: python -m json.tool: {_output(proc)}")
-    for line in carriage + unreadable:
+            unreadable[doc] = [f"{doc}: python -m json.tool: {_output(proc)}"]
+    for line in [line for found in (carriage, unreadable) for lines in found.values()
+                 for line in lines]:
         say(f"  [{label}] pep8 JSON check FAILED: {line}")
+    note = "; ".join(f"{what}: {', '.join(found)}" for what, found in
+                     (("carriage returns", carriage), ("not JSON", unreadable)) if found)
     failed = int(bool(carriage)) + int(bool(unreadable))
-    note = "; ".join(([f"carriage returns in {len(carriage)} lines"] if carriage else []) +
-                     ([f"not JSON: {len(unreadable)} files"] if unreadable else []))
     return [Outcome(name, passed=2 - failed, failed=failed, note=note)]
 
 

@@ -479,6 +479,8 @@ class LegacyTest(helpers.ProjectTestCase):
         outcome = self.run_with({"doc/api_samples/a.json": '{"a": 1}\r\n',
                                  "doc/b.json": '{"a": }\n', "c.json": "{\n"})
         self.assertEqual((0, 2), (outcome.passed, outcome.failed))
+        self.assertEqual("carriage returns: doc/api_samples/a.json; not JSON: doc/b.json",
+                         outcome.note)
         log = self.log.getvalue()
         self.assertIn("doc/api_samples/a.json:1: carriage return", log)
         self.assertIn("doc/b.json: python -m json.tool:", log)
