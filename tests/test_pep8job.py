@@ -12,6 +12,7 @@ prepared trees; it is skipped where the harness has not built that venv
 or prepared those trees yet (no network in tests).
 """
 
+import fcntl
 import json
 import os
 import pathlib
@@ -523,9 +524,34 @@ class CallSiteTest(unittest.TestCase):
             self.assertEqual(1, job.call_count)
 
 
-def _real_venv(name):
+def _real_venv(test, name):
+    """The harness's tool venv ``build/venvs/NAME``, held for the rest of
+    ``test`` (its build lock, so that no harness run rebuilds it
+    meanwhile), or None when it is not made or is being made."""
     venv = helpers.REPO / "build" / "venvs" / name
+    if not (venv / "novaseries-recipe.sha256").is_file():
+        return None
+    handle = open(venv.parent / f"{name}.lock", "a+")
+    test.addCleanup(handle.close)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return None
     return venv if (venv / "novaseries-recipe.sha256").is_file() else None
+
+
+def _committed(tree, names, rev="base"):
+    """A temporary copy of ``names`` as committed at ``rev`` in ``tree``
+    (git's objects: a tree the harness is preparing meanwhile is never
+    read half-written), or None when ``tree`` has no such commit yet."""
+    copy = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-committed-"))
+    for name in names:
+        proc = util.git(tree, "show", f"{rev}:{name}", check=False)
+        if proc.returncode:
+            shutil.rmtree(copy)
+            return None
+        (copy / name).write_text(proc.stdout)
+    return copy
 
 
 class RealToolsTest(helpers.ProjectTestCase):
@@ -543,7 +569,7 @@ class RealToolsTest(helpers.ProjectTestCase):
 
     def setUp(self):
         super().setUp()
-        self.venv = _real_venv("pep8-master")
+        self.venv = _real_venv(self, "pep8-master")
         if self.venv is None:
             self.skipTest("build/venvs/pep8-master not made yet (the harness makes it in "
                           "its first pep8 check)")
@@ -604,9 +630,9 @@ class RealToolsTest(helpers.ProjectTestCase):
 
 class PreparedTreesTest(unittest.TestCase):
     """The declarations (REPOS, the pins files) against the config of each
-    release's prepared tree: what CI checks at every run, here without a
-    run; skipped for a release whose tree or tool venv the harness has not
-    made yet."""
+    release's prepared tree (as committed at ``base``): what CI checks at
+    every run, here without a run; skipped for a release whose tree or
+    tool venv the harness has not made yet."""
 
     TREES = {"master": "pep8-master", "2026.1": "pep8-2026.1", "2025.2": "pep8-2025.2",
              "2025.1": "pep8-2025.1"}
@@ -615,25 +641,30 @@ class PreparedTreesTest(unittest.TestCase):
         ctx = util.Context.create(helpers.REPO)
         checked = []
         for name, venv_name in self.TREES.items():
-            tree, venv = ctx.tree(name), _real_venv(venv_name)
-            if not (tree / pep8job.CONFIG).is_file() or venv is None:
+            venv = _real_venv(self, venv_name)
+            copy = ctx.tree(name).is_dir() and venv and _committed(
+                ctx.tree(name), [pep8job.CONFIG, "tox.ini"])
+            if not copy:
                 continue
+            self.addCleanup(shutil.rmtree, copy)
             with self.subTest(release=name):
                 target = mock.Mock(venv=name)
-                config, _ = pep8job.probe(venv, tree, [])
+                config, _ = pep8job.probe(venv, copy, [])
                 self.assertEqual([], pep8job.plan(ctx, target, config).problems)
-                self.assertEqual([], pep8job._tox_problems(tree))
+                self.assertEqual([], pep8job._tox_problems(copy))
                 checked.append(name)
         if not checked:
             self.skipTest("no release's tree and tool venv made yet")
 
     def test_pike_pep8_is_the_declared_one(self):
         tree = util.Context.create(helpers.REPO).tree("pike")
-        if not (tree / "tox.ini").is_file():
+        copy = tree.is_dir() and _committed(tree, ["tox.ini"])
+        if not copy:
             self.skipTest("pike's tree not prepared yet")
-        self.assertFalse((tree / pep8job.CONFIG).exists())
+        self.addCleanup(shutil.rmtree, copy)
+        self.assertEqual("", util.git(tree, "ls-tree", "base", pep8job.CONFIG))
         self.assertEqual([" ".join(c.split()) for c in pep8job.LEGACY_PEP8],
-                         pep8job.tox_commands(tree, "pep8"))
+                         pep8job.tox_commands(copy, "pep8"))
 
 
 if __name__ == "__main__":
