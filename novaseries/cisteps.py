@@ -15,7 +15,10 @@
   fixed tree's end state is consistent;
 * ``main job vs real Ironic``: ``novaseries run --ironic real`` for the
   scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
-  against a real Ironic 39.0.0 per tree.
+  against a real Ironic 39.0.0 per tree;
+* ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
+  packager ships (:func:`novaseries.pep8job.run_mypy`), once per release
+  (the hooks of the job run at every commit, in ``runner.test_tree``).
 
 Each runs in the default mode of targets.toml ``[modes]``
 (:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
@@ -27,7 +30,7 @@ import json
 import re
 import typing
 
-from novaseries import runner
+from novaseries import pep8job, runner
 from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
@@ -281,6 +284,21 @@ def pike_real_ironic_step(ctx):
     return outcomes
 
 
+def mypy_step(name):
+    """The step function of mypy on target ``name``'s tree at HEAD (an
+    ``-all`` target: its tree and the release's tool venv are then ready):
+    one Outcome (:func:`novaseries.pep8job.run_mypy`)."""
+    def step(ctx):
+        target = targets_mod.get(ctx, name)
+        return [pep8job.run_mypy(ctx, target, tree_mod.prepare(ctx, target))]
+    return step
+
+
+#: The targets whose tree the mypy steps check: each release's ``-all``
+#: (nova 34.0.0, 33.0.2, 32.2.1, 31.3.1; pike's pep8 job has no mypy).
+MYPY_TARGETS = ("master-all", "2026.1-all", "2025.2-all", "2025.1-all")
+
+
 class Step(typing.NamedTuple):
     """One ci step after the targets (a record of :data:`STEPS`)."""
 
@@ -310,4 +328,5 @@ STEPS = (
     Step("main job", main_job_step, targets=("master",)),
     Step("main job vs real Ironic", main_job_real_step, targets=("master", "master-all"),
          light=True),
+    *(Step(f"mypy {name}", mypy_step(name), targets=(name,)) for name in MYPY_TARGETS),
 )

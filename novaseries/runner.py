@@ -26,6 +26,7 @@ import subprocess
 import threading
 import time
 
+from novaseries import pep8job
 from novaseries import sdist as sdist_mod
 from novaseries.outcomes import Outcome, cannot_run
 from novaseries import tree as tree_mod
@@ -779,8 +780,9 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     else:
         say(f"[{label}] functional: the series touches no functional test module "
             "and the target names no functional selection")
-    if flake8:
+    if flake8:  # with the rest of the release's pep8 job (novaseries.pep8job)
         outcomes.append(run_flake8(venv, target, tree, rev, label, touched=touched))
+        outcomes += pep8job.run(ctx, target, tree, venv, rev=rev, label=label, touched=touched)
     for outcome in outcomes:
         say("  " + outcome.line())
     say(f"[{label}] {time.monotonic() - start:.0f} s")

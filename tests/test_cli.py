@@ -170,7 +170,9 @@ class CiStepsTest(helpers.ProjectTestCase):
 
     def test_the_step_table(self):
         self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
-                          "main job vs real Ironic"], [step.name for step in cisteps.STEPS])
+                          "main job vs real Ironic", "mypy master-all", "mypy 2026.1-all",
+                          "mypy 2025.2-all", "mypy 2025.1-all"],
+                         [step.name for step in cisteps.STEPS])
         for step in cisteps.STEPS:
             self.assertTrue(callable(step.func), step)
             self.assertIsInstance(step.targets, tuple)
