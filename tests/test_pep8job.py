@@ -512,6 +512,7 @@ class CallSiteTest(unittest.TestCase):
         with mock.patch.object(runner, "unit_filters", return_value=[]), \
                 mock.patch.object(runner, "functional_selections", return_value=([], [])), \
                 mock.patch.object(runner, "compile_tree"), \
+                mock.patch.object(runner, "test_modules", return_value=[]), \
                 mock.patch.object(runner, "run_flake8", return_value=Outcome("t flake8")), \
                 mock.patch.object(pep8job, "run", job), mock.patch("novaseries.runner.say"):
             outcomes = runner.test_tree(ctx, target, tree, venv, rev="abc", label="t",
