@@ -270,7 +270,9 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")
         target = known[name]
         if not names and not target.enabled:
-            say(f"=== {name}: not enabled ({target.note or 'see targets/targets.toml'}), skipped")
+            why = target.note or "see targets/targets.toml"
+            say(f"=== {name}: not enabled ({why}), skipped")
+            plan.append((name, [Outcome(f"{name}: not enabled", skipped=1, note=why)], None))
             continue
         skipped = missing_interpreter(target)
         if skipped:
@@ -303,6 +305,9 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
     for what, seconds in timings:
         print(f"time: {what}: {seconds:.0f} s")
     print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} jobs at a time)")
+    if not any(totals(outcomes)[:2]):  # nothing passed or failed: no result
+        outcomes.append(Outcome("ci", failed=1, note="no test or check ran"))
+        print(outcomes[-1].line())
     # CI reads this last line.
     print(totals_line(outcomes), flush=True)
     return 1 if totals(outcomes)[1] else 0

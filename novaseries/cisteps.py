@@ -43,20 +43,26 @@ from novaseries.util import LOG, say
 def parse_unittest(text):
     """``(ran, failed, skipped)`` from unittest's closing lines.
 
-    Reads "Ran N tests" and "FAILED (failures=F, errors=E, skipped=S)" or
-    "OK (skipped=S)"; a run without "Ran" counts as one failure.
+    Reads the last lines of the output: "Ran N tests in ..." and, as the
+    last line, "OK", "OK (skipped=S)" or "FAILED (failures=F, errors=E,
+    skipped=S)"; expected failures count as failures (every test these
+    runs hold is the project's own).  Output that does not end so (a run
+    that died before its summary: an earlier summary in the output is a
+    nested run's) counts as one failure.
     """
-    ran = re.findall(r"^Ran (\d+) tests? in", text, re.M)
-    if not ran:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    verdict = re.fullmatch(r"(?:OK|FAILED)(?: \((.*)\))?", lines[-1]) if lines else None
+    ran = re.match(r"Ran (\d+) tests? in", lines[-2]) if len(lines) > 1 else None
+    if not verdict or not ran:
         return 0, 1, 0
     counts = {}
-    for line in re.findall(r"^(?:OK|FAILED) \((.*)\)\s*$", text, re.M)[-1:]:
-        for part in line.split(","):
-            key, _, value = part.strip().partition("=")
+    for part in (verdict.group(1) or "").split(","):
+        key, _, value = part.strip().partition("=")
+        if value:
             counts[key] = int(value)
     failed = counts.get("failures", 0) + counts.get("errors", 0) + \
-        counts.get("unexpected successes", 0)
-    return int(ran[-1]), failed, counts.get("skipped", 0)
+        counts.get("unexpected successes", 0) + counts.get("expected failures", 0)
+    return int(ran.group(1)), failed, counts.get("skipped", 0)
 
 
 def unittest_counts(text, rc):

@@ -133,5 +133,7 @@ def main(argv=None):
             # what the Python docs advise: no further writes to the closed pipe
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-            return 0
+            # not 0: a command (ci) whose summary nobody read has not passed;
+            # a shell pipeline's status is its last command's (head's)
+            return 141
         raise  # a broken pipe elsewhere is an error

@@ -334,8 +334,10 @@ def list_tests(venv, tree, env, filters, repo, test_path=None, exclude=None):
         tail = (proc.stdout + proc.stderr).decode(errors="replace").strip().splitlines()[-15:]
         LOG.error("\n".join("    " + line for line in tail))
         return None, f"stestr list exited {proc.returncode}: {tail[-1] if tail else ''}"
+    # every line is a test id (one a line, spaces included: a scenario's
+    # name); a line that is not one fails as a test that never ended
     return [line.strip() for line in proc.stdout.decode(errors="replace").splitlines()
-            if line.strip() and " " not in line.strip()], ""
+            if line.strip()], ""
 
 
 def stream_statuses(venv, stream, env):

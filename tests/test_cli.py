@@ -179,6 +179,21 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
                          {step.name for step in cisteps.STEPS if step.light})
 
+    def test_a_disabled_target_is_counted_and_nothing_run_fails(self):
+        # every target disabled (``other`` is, in the helpers' project):
+        # each one a skipped line, and a run that ran nothing fails
+        toml = self.root / "targets" / "targets.toml"
+        toml.write_text(toml.read_text().replace("[targets.fake]\n",
+                                                 "[targets.fake]\nenabled = false\n"))
+        out = helpers.capture_log(self, io.StringIO())
+        with contextlib.redirect_stdout(out):
+            status = ci.ci(self.ctx, None, self_test=False, steps=())
+        text = out.getvalue()
+        self.assertEqual(1, status)
+        self.assertIn("ok   other: not enabled: 0 passed, 0 failed, 1 skipped", text)
+        self.assertIn("FAIL ci: 0 passed, 1 failed  (no test or check ran)", text)
+        self.assertEqual("0 passed, 1 failed, 2 skipped", text.splitlines()[-1])
+
     def test_steps_that_cannot_pass_quietly(self):
         steps = (cisteps.Step("empty", lambda ctx: []),
                  cisteps.Step("exits", lambda ctx: exec("raise SystemExit(0)")),

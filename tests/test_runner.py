@@ -549,6 +549,15 @@ class FakeStestrTreeTest(unittest.TestCase):
         listing = pathlib.Path(calls[2][calls[2].index("--load-list") + 1])
         self.assertEqual(4, len(listing.read_text().split()))
 
+    def test_a_test_id_with_a_space_is_run_and_counted(self):
+        # a scenario's test id (testscenarios: "test_x(two words)")
+        prefix = "nova.tests.unit.virt.ironic.test_driver.T."
+        spaced = prefix + "test_c(two words)"
+        self.fake(0, PASSED_CSV + f"{spaced},fail,x,x\n",
+                  listed=[prefix + "test_a", prefix + "test_b", spaced])
+        outcomes = self.run_tree(["nova.tests.unit.virt.ironic"])
+        self.assertEqual((2, 1), (outcomes[0].passed, outcomes[0].failed), outcomes)
+
     def test_a_selection_whose_tests_all_skip_fails(self):
         prefix = "nova.tests.unit.virt.ironic.test_driver.T."
         self.fake(0, "test,status\n" + "".join(f"{prefix}test_{n},skip,x,x\n" for n in "ab"))

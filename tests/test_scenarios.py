@@ -1088,6 +1088,12 @@ class ParseTest(unittest.TestCase):
             'Ran 1 test in 1s\n\nFAILED (unexpected successes=1)\n'))
         # no "Ran" line: the run crashed
         self.assertEqual((0, 1, 0), cisteps.parse_unittest('ImportError: no nova\n'))
+        # an expected failure among the project's own tests is a failure
+        self.assertEqual((2, 1, 0), cisteps.parse_unittest(
+            'Ran 2 tests in 1s\n\nOK (expected failures=1)\n'))
+        # a nested run's summary, then the run died before its own
+        self.assertEqual((0, 1, 0), cisteps.parse_unittest(
+            'Ran 1 test in 0s\n\nOK\ntest_b ... FAIL\ntest_c ... '))
 
     def test_bench_spec(self):
         self.assertEqual('10:5:3', run_command.bench_spec('10:5:3'))
