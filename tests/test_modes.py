@@ -322,12 +322,17 @@ class ModesTest(unittest.TestCase):
         master = known["master"]
         self.assertEqual(["eventlet", "threading"], list(master.modes))
         self.assertEqual("python3.13", master.modes["threading"].interpreter)
-        # the combination: functional tests in both modes, unit tests in
-        # the one 34.0.0 runs nova-compute in
+        # the combination: functional tests in both modes, every unit
+        # selection in the one 34.0.0 runs nova-compute in, those of the
+        # code only this tree has as shipped (the compute manager's with
+        # LP 2169779's change among them) in eventlet mode too
         combined = known["master-all"]
         self.assertEqual(["eventlet", "threading"], list(combined.modes))
-        self.assertEqual(("functional",), combined.modes["eventlet"].suites)
+        self.assertEqual(("unit", "functional"), combined.modes["eventlet"].suites)
         self.assertEqual(("unit", "functional"), combined.modes["threading"].suites)
+        eventlet_unit = combined.in_mode("eventlet").unit
+        self.assertIn("nova.tests.unit.compute.test_compute_mgr", eventlet_unit)
+        self.assertLess(set(eventlet_unit), set(combined.in_mode("threading").unit))
         self.assertEqual(("unit", "functional"),
                          known["master-rebuild"].modes["threading"].suites)
         self.assertEqual(("unit",), known["2026.1"].modes["threading"].suites)
@@ -347,6 +352,13 @@ class ModesTest(unittest.TestCase):
         self.assertEqual([], combined.in_mode("eventlet").functional)
         self.assertTrue(combined.in_mode("threading").functional)
         self.assertEqual(["eventlet"], list(known["2026.1-rebuild"].modes))
+        # 33.x's experimental threading mode: unit tests only, in ci on the
+        # tree a packager ships (2026.1-all), not on the backport alone
+        stable = known["2026.1-all"].ci_modes()
+        self.assertEqual(["eventlet", "threading"], list(stable.modes))
+        self.assertEqual(("unit",), stable.modes["threading"].suites)
+        self.assertEqual("threading_unit_test_excludes.txt",
+                         stable.modes["threading"].unit_exclude)
         self.assertEqual(["eventlet"], list(known["2025.2"].modes))
         self.assertEqual(["eventlet"], list(known["2025.1"].modes))
         self.assertEqual(["eventlet"], list(known["pike"].modes))
