@@ -16,6 +16,10 @@ from tests import helpers
 
 SERVER = '11111111-1111-4111-8111-111111111111'
 NODE = '22222222-2222-4222-8222-222222222222'
+#: The compute log line of ``undeploy-cleared`` on the fixed tree.
+CLEARED_LOG = ('WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
+               'during the deploy: it is no longer associated with the instance '
+               '(provision_state available)' % NODE)
 OTHER = '33333333-3333-4333-8333-333333333333'
 #: The image the server was booted with.
 IMAGE = '66666666-6666-4666-8666-666666666666'
@@ -657,10 +661,7 @@ class TimeBoundTest(unittest.TestCase):
 
     def test_real_only(self):
         obs = _obs(scenario='undeploy-cleared', polls_after_action=3,
-                   wall_seconds_after_action=1000.0, log=[
-                       'WARNING [nova.virt.ironic.driver] Ironic node %s was torn '
-                       'down during the deploy: it is no longer associated with '
-                       'the instance (provision_state available)' % NODE])
+                   wall_seconds_after_action=1000.0, log=[CLEARED_LOG])
         # the fake's wall time is not Nova's wait: not judged
         self.assertEqual([], table.judge('undeploy-cleared', 'fixed', obs))
         real = dict(obs, backend=checks.REAL)
@@ -903,10 +904,7 @@ class JudgeTest(unittest.TestCase):
 
     def test_real_ironic_skips_what_it_cannot_check(self):
         obs = _obs(scenario='undeploy-cleared', polls_after_action=50,
-                   wall_seconds_after_action=5.0, log=[
-                       'WARNING [nova.virt.ironic.driver] Ironic node %s was torn '
-                       'down during the deploy: it is no longer associated with '
-                       'the instance (provision_state available)' % NODE])
+                   wall_seconds_after_action=5.0, log=[CLEARED_LOG])
         self.assertEqual(['50 driver polls after the action, at most 6'],
                          table.judge('undeploy-cleared', 'fixed', obs))
         self.assertEqual([], table.unchecked('undeploy-cleared', obs))
