@@ -67,6 +67,7 @@ import tempfile
 import time
 
 from novaseries.outcomes import Outcome
+from novaseries.tree import changed_files
 from novaseries.util import (HarnessError, build_venv, find_interpreter, git, git_env,
                              interpreter_identity, say)
 
@@ -384,21 +385,17 @@ def probe(venv, tree, files):
     return data["config"], data["tags"]
 
 
-def _git_files(tree, rev, since, diff_filter):
-    out = git(tree, "diff", "--name-only", f"--diff-filter={diff_filter}", f"{since}..{rev}")
-    return [line for line in out.splitlines() if line]
-
-
 def touched_files(tree, rev, touched):
     """The files to check: ``touched`` (a commit's own) or those the
     series adds or modifies up to ``rev``; only those that exist there."""
-    files = _git_files(tree, rev, "base", "d") if touched is None else touched
+    files = changed_files(tree, rev) if touched is None else touched
     return [f for f in files if f and os.path.lexists(os.path.join(tree, f))]
 
 
 def added_files(tree, rev, touched):
     """The files the commit (``touched`` given) or the series adds."""
-    return set(_git_files(tree, rev, f"{rev}~1" if touched is not None else "base", "A"))
+    return set(changed_files(tree, rev, since=f"{rev}~1" if touched is not None else "base",
+                             diff_filter="A"))
 
 
 def _output(proc):

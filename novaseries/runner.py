@@ -30,8 +30,9 @@ from novaseries import pep8job
 from novaseries import sdist as sdist_mod
 from novaseries.outcomes import Outcome, cannot_run
 from novaseries import tree as tree_mod
+from novaseries.tree import changed_files
 from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
-                             interpreter_identity, git, run, say)
+                             interpreter_identity, run, say)
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
 RECIPE = "2"
@@ -312,24 +313,28 @@ def compile_tree(venv, tree):
 SUBUNIT_STATUS = pathlib.Path(__file__).with_name("subunit_status.py")
 
 
+def _stestr(venv, repo, test_path, *args):
+    """An stestr command line (strings) on the repository ``repo``, with
+    ``--test-path test_path`` when given."""
+    cmd = [venv / "bin" / "stestr", "--repo-url", repo]
+    if test_path:
+        cmd += ["--test-path", test_path]
+    return [str(c) for c in (*cmd, *args)]
+
+
 def list_tests(venv, tree, env, filters, repo, test_path=None, exclude=None):
     """The test ids ``stestr list`` gives for ``filters`` (and the exclude
     list file ``exclude``), as the run will get them; ``(ids, "")``, or
     ``(None, why)`` when stestr could not list them (a test module that
     does not import).  Makes the stestr repository ``repo`` first (the
     run then uses it)."""
-    init = subprocess.run([str(venv / "bin" / "stestr"), "--repo-url", str(repo), "init"],
-                          cwd=tree, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+    init = subprocess.run(_stestr(venv, repo, None, "init"), cwd=tree, env=env,
+                          capture_output=True, stdin=subprocess.DEVNULL)
     if init.returncode:
         return None, f"stestr init exited {init.returncode}: {init.stderr.decode()[-300:]}"
-    cmd = [venv / "bin" / "stestr", "--repo-url", repo]
-    if test_path:
-        cmd += ["--test-path", test_path]
-    cmd += ["list", *filters]
-    if exclude:
-        cmd += ["--exclude-list", exclude]
-    proc = subprocess.run([str(c) for c in cmd], cwd=tree, env=env, capture_output=True,
-                          stdin=subprocess.DEVNULL)
+    cmd = _stestr(venv, repo, test_path, "list", *filters,
+                  *(("--exclude-list", exclude) if exclude else ()))
+    proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, stdin=subprocess.DEVNULL)
     if proc.returncode:
         tail = (proc.stdout + proc.stderr).decode(errors="replace").strip().splitlines()[-15:]
         LOG.error("\n".join("    " + line for line in tail))
@@ -385,14 +390,10 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     listing.write_text("".join(test_id + "\n" for test_id in listed))
     if not listed:
         return {}, ""
-    cmd = [venv / "bin" / "stestr", "--repo-url", repo]
-    if test_path:
-        cmd += ["--test-path", test_path]
-    cmd += ["run", "--subunit", "--load-list", listing]
-    if concurrency:
-        cmd += ["--concurrency", str(concurrency)]
+    cmd = _stestr(venv, repo, test_path, "run", "--subunit", "--load-list", listing,
+                  *(("--concurrency", concurrency) if concurrency else ()))
     with open(stream, "wb") as out, open(errlog, "wb") as err:
-        proc = subprocess.Popen([str(c) for c in cmd], cwd=tree, env=env, stdout=out,
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=out,
                                 stderr=err, stdin=subprocess.DEVNULL)
         try:
             _watch_progress(stream, proc, progress or label)
@@ -424,12 +425,6 @@ def stestr_failure(name, note):
     (:func:`run_stestr`) says it exited non-zero with no failed test; None
     for a run without such a note."""
     return Outcome(name, failed=1, note=note) if note else None
-
-
-def changed_files(tree, rev="HEAD", pathspec=(), since="base"):
-    """Files added or modified in ``since..rev`` that exist at ``rev``."""
-    out = git(tree, "diff", "--name-only", "--diff-filter=d", f"{since}..{rev}", "--", *pathspec)
-    return [line for line in out.splitlines() if line]
 
 
 def test_module(path):

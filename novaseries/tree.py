@@ -288,3 +288,12 @@ def _prepare(ctx, target, dest, upto, force, downloader):
         say(f"tree: {dest}: applied {len(patches)} patches, HEAD "
             f"{git(dest, 'rev-parse', '--short', 'HEAD')}")
     return dest
+
+
+def changed_files(tree, rev="HEAD", pathspec=(), since="base", diff_filter="d"):
+    """The files of ``since..rev`` (under ``pathspec``) that git's
+    ``--diff-filter`` keeps: by default those added or modified, which
+    exist at ``rev``; ``A``: those added."""
+    out = git(tree, "diff", "--name-only", f"--diff-filter={diff_filter}", f"{since}..{rev}",
+              "--", *pathspec)
+    return [line for line in out.splitlines() if line]
