@@ -47,9 +47,9 @@ def lint_commits(tree, commits):
 def check_commits(ctx, target, tree, run_tests=True, before_last=None):
     """Lint every commit message and (unless ``run_tests`` is false) test every
     commit in a scratch worktree: the commits before the last in
-    ``before_last``'s modes (a Target; default: ``target`` in its
-    ``commit_modes``, every mode when it names none), the last one in every
-    mode of ``target``.  Returns a list of Outcomes."""
+    ``before_last``'s modes (a Target; default: ``target`` in the modes of
+    its ``commit_modes`` it runs, every mode when none is left), the last
+    one in every mode of ``target``.  Returns a list of Outcomes."""
     tree_mod.check_tree(tree)
     # The commits of the series a target stacks on (``below``) are checked
     # by the target that owns them.
@@ -86,7 +86,7 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
             if number == len(commits):
                 moded = target
             else:
-                moded = before_last or target.only_modes(target.commit_modes)
+                moded = before_last or target.commit_target()
             outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
                                           skip_unit=skip, functional_only=only,
                                           touched=touched, functional_since=since)

@@ -183,6 +183,14 @@ class Target:
         return self.only_modes([n for n, m in commit.modes.items() if m.ci] or
                                self._ci_mode_names())
 
+    def commit_target(self):
+        """This target as check-commits runs the commits before the last:
+        the modes of ``commit_modes`` it still runs (``--mode`` may have
+        left some out), every mode it runs when none of them is left
+        (``ci_commit_target`` refuses a misspelt name).
+        """
+        return self.only_modes([n for n in self.commit_modes if n in self.modes])
+
     def _ci_mode_names(self):
         """The names of the modes ``ci`` runs, in order ([] for a target
         without modes).

@@ -235,6 +235,17 @@ class ModesTest(unittest.TestCase):
         with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
             none.ci_commit_target()
 
+    def test_commit_target(self):
+        # check-commits --mode threading on a target whose commit_modes
+        # name eventlet only: the commits before the last run in threading
+        toml = add(TOML, NEW, 'commit_modes = ["eventlet"]')
+        new = self.load(toml)["new"]
+        self.assertEqual(["eventlet"], list(new.commit_target().modes))
+        threading = new.only_modes(["threading"])
+        self.assertEqual(["threading"], list(threading.commit_target().modes))
+        self.assertEqual(list(new.modes),
+                         list(self.load()["new"].commit_target().modes))
+
     def test_ci_check_commits_before_last(self):
         # ci hands check-commits the un-restricted commit modes
         from novaseries import ci, commit_checks, tree as tree_mod
