@@ -174,20 +174,20 @@ class Target:
         other target runs at that commit.  A target without modes is
         returned as it is.
 
-        :raises HarnessError: ``commit_modes`` names a mode the target does
-            not run in, or ``ci`` runs none of its modes.
+        :raises HarnessError: ``ci`` runs none of its modes.
         """
         if not self.modes:
             return self
-        commit = self.only_modes(self.commit_modes)  # (refuses unknown names)
+        commit = self.commit_target()
         return self.only_modes([n for n, m in commit.modes.items() if m.ci] or
                                self._ci_mode_names())
 
     def commit_target(self):
         """This target as check-commits runs the commits before the last:
         the modes of ``commit_modes`` it still runs (``--mode`` may have
-        left some out), every mode it runs when none of them is left
-        (``ci_commit_target`` refuses a misspelt name).
+        left some out), every mode it runs when none of them is left.
+        (:func:`load` refuses a ``commit_modes`` name that is not one of
+        the target's modes.)
         """
         return self.only_modes([n for n in self.commit_modes if n in self.modes])
 
@@ -470,12 +470,27 @@ def load(ctx, path=None):
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
             modes=_modes(path, name, data.get("modes", {}), merged.get("modes", {})),
-            commit_modes=list(merged.get("commit_modes", [])),
+            commit_modes=_commit_modes(path, name, merged.get("commit_modes", []),
+                                       merged.get("modes", {})),
             unit_paths={k: [str(p) for p in v]
                         for k, v in merged.get("unit_paths", {}).items()},
             functional=_functional(path, name, merged.get("functional", [])),
         )
     return targets
+
+
+def _commit_modes(path, name, value, modes):
+    """``commit_modes`` of targets.toml: a list of the target's own mode
+    names; HarnessError naming the target for anything else (a misspelt
+    name would otherwise leave check-commits running every mode)."""
+    where = f"targets file {path}: target {name}: commit_modes"
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise HarnessError(f"{where} must be a list of mode names, not {value!r}")
+    unknown = [n for n in value if n not in modes]
+    if unknown:
+        raise HarnessError(f"{where}: {', '.join(unknown)} is not one of the target's "
+                           f"modes ({', '.join(modes) or 'none'})")
+    return list(value)
 
 
 def _functional(path, name, value):

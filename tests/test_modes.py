@@ -226,14 +226,18 @@ class ModesTest(unittest.TestCase):
         before_last = only_off.ci_commit_target()
         self.assertEqual(["eventlet"], list(before_last.modes))
         self.assertEqual(("unit", "functional"), before_last.modes["eventlet"].suites)
-        # a misspelt commit mode, and no mode at all that ci runs: refused
-        typo = self.load(toml.replace('commit_modes = ["eventlet"]',
-                                      'commit_modes = ["threadng"]'))["new"]
-        with self.assertRaisesRegex(HarnessError, "does not run in mode threadng"):
-            typo.ci_commit_target()
+        # no mode at all that ci runs: refused
         none = self.load(add(add(toml, EVENTLET, "ci = false"), THREADING, "ci = false"))["new"]
         with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
             none.ci_commit_target()
+
+    def test_commit_modes_refused_at_load(self):
+        # a misspelt commit mode is refused when the file is read, for
+        # check-commits (which keeps only the modes it still runs) as for ci
+        for bad, message in (('["threadng"]', "threadng is not one of the target's modes"),
+                             ('"eventlet"', "must be a list of mode names")):
+            with self.subTest(bad=bad), self.assertRaisesRegex(HarnessError, message):
+                self.load(add(TOML, NEW, f'commit_modes = {bad}'))
 
     def test_commit_target(self):
         # check-commits --mode threading on a target whose commit_modes
