@@ -445,6 +445,8 @@ def load(ctx, path=None):
     for name, entry in data.get("targets", {}).items():
         merged = {**defaults, **entry}
         merged["env"] = {**defaults.get("env", {}), **entry.get("env", {})}
+        merged["unit_paths"] = {**defaults.get("unit_paths", {}),
+                                **entry.get("unit_paths", {})}
         missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")

@@ -789,6 +789,16 @@ class UnitPathsTest(unittest.TestCase):
         for name in ("master", "2026.1", "pike"):
             self.assertIn("nova/virt/", known[name].unit_paths[
                 "nova.tests.unit.virt.ironic"])
+        # a target's own unit_paths add to [defaults.unit_paths]; a driver
+        # selection naming a test a later commit adds runs only at commits
+        # that touch the driver
+        for name in ("2026.1", "2025.2", "2025.1"):
+            self.assertIn("nova/virt/", known[name].unit_paths[
+                "nova.tests.unit.virt.ironic.test_driver.IronicDriverTestCase."
+                "test_ironic_node"])
+            self.assertIn("nova/virt/", known[name + "-apiblip"].unit_paths[
+                "nova.tests.unit.virt.ironic.test_driver.IronicDriverTestCase."
+                "test__poll_node"])
         for name in ("2026.1", "pike"):
             self.assertEqual(["nova/compute/", "nova/tests/unit/compute/"],
                              known[name].unit_paths[
