@@ -5,6 +5,7 @@ server standing in for Ironic's API (127.0.0.1 only)."""
 import http.client
 import http.server
 import json
+import socket
 import threading
 import unittest
 
@@ -60,6 +61,29 @@ class ApiProxyTest(unittest.TestCase):
             return resp.status, dict(resp.getheaders()), resp.read()
         finally:
             conn.close()
+
+    def send(self, path='/v1/nodes'):
+        """A raw client socket that sent one GET (waits for no answer)."""
+        sock = socket.create_connection(('127.0.0.1', self.proxy.port),
+                                        timeout=10)
+        self.addCleanup(sock.close)
+        sock.sendall(b'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                     b'X-OpenStack-Ironic-API-Version: 1.89\r\n\r\n'
+                     % path.encode())
+        return sock
+
+    def assertNoAnswer(self, sock, seconds=0.3):
+        """Nothing comes on ``sock`` within ``seconds``, and it is still
+        open."""
+        sock.settimeout(seconds)
+        with self.assertRaises(socket.timeout):
+            data = sock.recv(1024)
+            self.fail('an answer or the end of the connection: %r' % data)
+
+    def assertClosedUnanswered(self, sock):
+        """``sock`` ends (within 5 s) without a byte of an answer."""
+        sock.settimeout(5)
+        self.assertEqual(b'', sock.recv(1024))
 
     def test_listens_on_the_loopback_only(self):
         self.assertTrue(self.proxy.url.startswith('http://127.0.0.1:'))
@@ -126,6 +150,77 @@ class ApiProxyTest(unittest.TestCase):
         self.proxy.down(502)
         self.assertFalse(self.proxy.first_refused.is_set())
         self.assertEqual(502, self.request()[0])
+
+    def test_hang_reads_the_request_and_never_answers(self):
+        events = []
+        self.proxy.down('hang', on_first_refusal=lambda: events.append(
+            self.proxy.answer))
+        sock = self.send()
+        self.assertTrue(self.proxy.first_refused.wait(5))
+        self.assertTrue(self.proxy.wait_held(1, 5))
+        self.assertNoAnswer(sock)
+        # read (counted), not passed on, held; the callback ran once
+        self.assertEqual(['hang'], events)
+        self.assertEqual([], self.upstream.seen)
+        self.assertEqual(1, self.proxy.held)
+        # an HTTP client with a short timeout gets no status line either
+        conn = http.client.HTTPConnection('127.0.0.1', self.proxy.port,
+                                          timeout=0.3)
+        self.addCleanup(conn.close)
+        conn.request('GET', '/v1/nodes/n1')
+        with self.assertRaises(socket.timeout):
+            conn.getresponse()
+        self.assertTrue(self.proxy.wait_held(2, 5))
+        self.assertEqual({'forwarded': 0, 'refused': 2, 'upstream_errors': 0,
+                          'outages': 1}, self.proxy.stats)
+        self.assertEqual(['hang'], events)
+
+    def test_up_closes_held_connections_without_an_answer(self):
+        self.proxy.down('hang')
+        sock = self.send()
+        self.assertTrue(self.proxy.wait_held(1, 5))
+        self.assertNoAnswer(sock)
+        self.proxy.up()
+        self.assertClosedUnanswered(sock)
+        self.assertTrue(self.proxy.wait_held(0, 5))
+        self.assertEqual(200, self.request()[0])
+        self.assertEqual([('GET', '/v1/nodes')], self.upstream.seen)
+
+    def test_a_held_connection_ends_when_the_client_goes_away(self):
+        self.proxy.down('hang')
+        sock = self.send()
+        self.assertTrue(self.proxy.wait_held(1, 5))
+        sock.close()
+        self.assertTrue(self.proxy.wait_held(0, 5))
+        # the outage goes on: the next request is held too
+        self.assertEqual('hang', self.proxy.answer)
+        sock = self.send()
+        self.assertTrue(self.proxy.wait_held(1, 5))
+        self.assertNoAnswer(sock)
+        self.assertEqual(2, self.proxy.stats['refused'])
+
+    def test_stop_or_a_new_outage_closes_held_connections(self):
+        self.proxy.down('hang')
+        first = self.send()
+        self.assertTrue(self.proxy.wait_held(1, 5))
+        self.proxy.down(503)
+        self.assertClosedUnanswered(first)
+        self.assertEqual(503, self.request()[0])
+        self.proxy.down('hang')
+        self.assertFalse(self.proxy.first_refused.is_set())
+        held = [self.send(), self.send('/v1/nodes/n1')]
+        self.assertTrue(self.proxy.wait_held(2, 5))
+        self.proxy.stop()
+        for sock in held:
+            self.assertClosedUnanswered(sock)
+        self.assertTrue(self.proxy.wait_held(0, 5))
+
+    def test_hang_back_on_the_first_refusal(self):
+        # the callback may end the outage: the held request is closed
+        self.proxy.down('hang', on_first_refusal=self.proxy.up)
+        self.assertClosedUnanswered(self.send())
+        self.assertEqual(200, self.request()[0])
+        self.assertEqual(1, self.proxy.stats['refused'])
 
     def test_unknown_answer(self):
         with self.assertRaises(ValueError):

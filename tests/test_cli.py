@@ -256,6 +256,17 @@ class CommandsTest(unittest.TestCase):
         self.assertEqual("install", parser.parse_args(["ironic", "install"]).action)
         self.assertEqual("sweep", parser.parse_args(["ironic", "sweep"]).action)
 
+    def test_ironic_hang_probe_parses(self):
+        parser = self.parser()
+        args = parser.parse_args(["ironic", "hang-probe"])
+        self.assertEqual(("hang-probe", 10.0, 1, 0.0, "threading", None),
+                         (args.action, args.timeout, args.retries, args.unset_for,
+                          args.mode, args.tree))
+        args = parser.parse_args(["ironic", "hang-probe", "--timeout", "2.5", "--retries",
+                                  "0", "--unset-for", "300", "--mode", "eventlet"])
+        self.assertEqual((2.5, 0, 300.0, "eventlet"),
+                         (args.timeout, args.retries, args.unset_for, args.mode))
+
     def test_run_modes_come_from_targets_toml(self):
         ctx = util.Context.create(helpers.REPO)
         parser = self.parser()
@@ -408,6 +419,12 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                       self._refused("ironic", "selftest", "--expect", "maybe", code=2))
         self.assertIn("is not a Nova tree",
                       self._refused("ironic", "selftest", "--tree", str(self.tmp)))
+        self.assertIn("--timeout: 0: not above 0",
+                      self._refused("ironic", "hang-probe", "--timeout", "0", code=2))
+        self.assertIn("unrecognized arguments: --pike",
+                      self._refused("ironic", "hang-probe", "--pike", code=2))
+        self.assertIn("is not a Nova tree",
+                      self._refused("ironic", "hang-probe", "--tree", str(self.tmp)))
 
     def test_run(self):
         self.assertIn("invalid choice: 'nosuch'",

@@ -18,7 +18,7 @@ from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("venv", "service", "rest", "pike", "selftest")
+ORDER = ("venv", "service", "rest", "pike", "selftest", "hangprobe")
 
 
 def _imports(path):

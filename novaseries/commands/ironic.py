@@ -9,6 +9,10 @@
                                               # (novaseries/ironic/driver_tests)
     novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
+    novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
+                                 [--retries N] [--unset-for S]
+                                              # a hung Bare Metal API and [ironic] timeout
+                                              # (novaseries/ironic/hangprobe.py)
 
 Each action takes only its own options (argparse refuses the others);
 ``selftest --pike`` takes none of selftest's other options and ``start
@@ -20,18 +24,20 @@ RealIronicError (venv, RabbitMQ or Ironic could not be set up) is a
 HarnessError (one line, exit 1).
 """
 
+import argparse
 import contextlib
 import os
 import signal
 import sys
 
 from novaseries import cisteps
-from novaseries.ironic import pike, selftest, service
+from novaseries.ironic import hangprobe, pike, selftest, service
 from novaseries import targets as targets_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
-HELP = "the real Ironics of the tests: install, start, sweep, selftest (see doc/real-ironic.rst)"
+HELP = ("the real Ironics of the tests: install, start, sweep, selftest, hang-probe "
+        "(see doc/real-ironic.rst)")
 
 #: selftest's options that ``selftest --pike`` does not take (dest -> flag).
 _NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
@@ -66,12 +72,39 @@ def add_arguments(parser, ctx):
     selftest.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
                           help="what spawn() must raise in the end-to-end tests "
                           "(default: detected from the tree)")
+    _mode(selftest, ctx)
+    probe = sub.add_parser("hang-probe", help="a read of Nova's ironic driver against a "
+                           "real Ironic behind a proxy that never answers, with [ironic] "
+                           "timeout set and unset (doc/operators.rst)")
+    probe.add_argument("--tree", help="a Nova tree (default: $REALIRONIC_NOVA_TREE or "
+                       "build/trees/master-all)")
+    probe.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
+    probe.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                       help="[ironic] timeout of the timed cases (default 10)")
+    probe.add_argument("--retries", type=int, default=1, choices=range(0, 6), metavar="N",
+                       help="[ironic] connect_retries and status_code_retries of the "
+                       "second timed case (default 1; 0: no second case)")
+    probe.add_argument("--unset-for", type=float, default=0.0, metavar="SECONDS",
+                       help="without [ironic] timeout, check that the read still waits "
+                       "after this long (default 0: not checked; 300 for the doc)")
+    _mode(probe, ctx)
+
+
+def _seconds(text):
+    """argparse type: a number of seconds above 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: not above 0")
+    return value
+
+
+def _mode(parser, ctx):
     modes = targets_mod.load_modes(ctx)
     default = next(iter(targets_mod.default_modes(ctx)), None)
-    selftest.add_argument("--mode", choices=common.mode_names(ctx), default=default,
-                          help="Nova's concurrency mode (targets.toml [modes]; "
-                          f"default {default}: {modes[default].description})"
-                          if default else "Nova's concurrency mode (targets.toml [modes])")
+    parser.add_argument("--mode", choices=common.mode_names(ctx), default=default,
+                        help="Nova's concurrency mode (targets.toml [modes]; "
+                        f"default {default}: {modes[default].description})"
+                        if default else "Nova's concurrency mode (targets.toml [modes])")
 
 
 def _refuse_pike_options(ctx, args):
@@ -125,11 +158,11 @@ def _sweep(ctx, args):
     return 0
 
 
-def _tree(ctx, arg):
-    tree = arg or os.environ.get("REALIRONIC_NOVA_TREE") or ctx.tree("master")
+def _tree(ctx, arg, target="master"):
+    tree = arg or os.environ.get("REALIRONIC_NOVA_TREE") or ctx.tree(target)
     if not (os.path.isdir(os.path.join(tree, "nova"))):
         raise HarnessError(f"{tree} is not a Nova tree (--tree, $REALIRONIC_NOVA_TREE, or "
-                           "`novaseries prepare master` first)")
+                           f"`novaseries prepare {target}` first)")
     return tree
 
 
@@ -144,8 +177,17 @@ def _selftest(ctx, args):
                         root=ctx.root)
 
 
+def _hang_probe(ctx, args):
+    tree = _tree(ctx, args.tree, "master-all")
+    mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
+    return hangprobe.run(tree, mode.mode.env, args.timeout, retries=args.retries,
+                         unset_for=args.unset_for, nova_venv=args.nova_venv,
+                         build=ctx.build, root=ctx.root)
+
+
 #: What each action runs: ``func(ctx, args) -> exit status``.
-_RUN = {"install": _install, "start": _start, "sweep": _sweep, "selftest": _selftest}
+_RUN = {"install": _install, "start": _start, "sweep": _sweep, "selftest": _selftest,
+        "hang-probe": _hang_probe}
 
 
 def run(ctx, args):

@@ -62,6 +62,35 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
     """
     build = pathlib.Path(build or default_build())
     t0 = time.monotonic()
+    python, env = nova_venv_env(tree, nova_env, nova_venv, build, root)
+    env.update({"REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
+        "REALIRONIC_EXPECT", "auto")})
+    if need_fixture:
+        env["REALIRONIC_NEED_FIXTURE"] = "1"
+    tests = str(DRIVER_TESTS)
+    cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
+    if pattern:
+        cmd += ["-k", pattern]
+    LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
+    res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
+                         stderr=subprocess.STDOUT if log else None)
+    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
+    return res.returncode
+
+
+def nova_venv_env(tree, nova_env, nova_venv=None, build=None, root=None):
+    """Install the Ironic venv if needed; Nova's venv's python, and the
+    environment of a run of :data:`DRIVER_TESTS`' code in it.
+
+    :param tree: the Nova tree (first on PYTHONPATH, then the project).
+    :param nova_env: the environment of Nova's concurrency mode (set last).
+    :param nova_venv: Nova's test venv (default ``$REALIRONIC_NOVA_VENV``
+        or ``build/venvs/master``).
+    :returns: ``(python path, env dict)``.
+    :raises RealIronicError: the Ironic venv could not be built, or there
+        is no Nova test venv.
+    """
+    build = pathlib.Path(build or default_build())
     venv = service.ensure_venv(build, root)
     nova_venv = pathlib.Path(os.path.abspath(
         nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
@@ -73,24 +102,12 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
     env.update({
         "PYTHONPATH": os.pathsep.join([str(tree), str(project_root())]),
         "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
-        "REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
-            "REALIRONIC_EXPECT", "auto"),
         "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
-    if need_fixture:
-        env["REALIRONIC_NEED_FIXTURE"] = "1"
     env.update(nova_env)
-    tests = str(DRIVER_TESTS)
-    cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
-    if pattern:
-        cmd += ["-k", pattern]
-    LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
-    res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
-                         stderr=subprocess.STDOUT if log else None)
-    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
-    return res.returncode
+    return python, env
 
 
 def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):

@@ -18,14 +18,28 @@ While "down" (:meth:`ApiProxy.down`) it answers instead of Ironic:
 * ``'refused'``: it closes its listening socket, so that a connection is
   refused by the kernel (ECONNREFUSED, as while ironic-api restarts); a
   connection it had accepted already is closed without an answer.
-  :meth:`ApiProxy.up` listens again on the same port.
+  :meth:`ApiProxy.up` listens again on the same port;
+* ``'hang'``: it accepts the connection and reads the request, then sends
+  nothing and keeps the connection open (an API that accepts and never
+  answers: a hung ironic-api worker, a load balancer with a dead
+  backend and no timeout of its own); Ironic never sees the request.  A
+  held connection ends when the client closes it (the proxy notices
+  within 0.05 s) or when the outage ends: :meth:`ApiProxy.up` (and
+  :meth:`ApiProxy.stop`) close every held connection without an answer,
+  so a client still waiting then sees the connection closed (as after a
+  restart of the API behind a load balancer), not a late answer.
+  :attr:`ApiProxy.held` counts the connections held now.
 
-It counts what it refused and tells when it refused the first request of
-an outage (:attr:`ApiProxy.first_refused`, and the ``on_first_refusal``
-callback of :meth:`ApiProxy.down`, which runs before the refusal is sent
-and may call :meth:`ApiProxy.up`); a refused connection never reaches the
-proxy, so with ``'refused'`` only a connection accepted before the
-outage can fire it.
+A new :meth:`ApiProxy.down` ends the outage before it too (held
+connections are closed).
+
+It counts what it refused (held requests too) and tells when it refused
+the first request of an outage (:attr:`ApiProxy.first_refused`, and the
+``on_first_refusal`` callback of :meth:`ApiProxy.down`, which runs before
+the refusal is sent, or the connection is held, and may call
+:meth:`ApiProxy.up`); a refused connection never reaches the proxy, so
+with ``'refused'`` only a connection accepted before the outage can fire
+it.
 
 Standard library only.
 """
@@ -33,11 +47,15 @@ Standard library only.
 import http.client
 import http.server
 import json
+import select
+import socket
 import threading
 import urllib.parse
 
 #: What :meth:`ApiProxy.down` may answer.
-ANSWERS = (502, 503, 504, 'refused')
+ANSWERS = (502, 503, 504, 'refused', 'hang')
+#: Seconds between two looks of a held connection at its client.
+HANG_POLL = 0.05
 #: Headers of one connection, not passed on (Content-Length is set anew).
 HOP_BY_HOP = frozenset(['connection', 'keep-alive', 'proxy-authenticate',
                         'proxy-authorization', 'te', 'trailer', 'trailers',
@@ -74,8 +92,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
         length = int(self.headers.get('Content-Length') or 0)
         body = self.rfile.read(length) if length else None
-        answer = proxy._refusal(self.command, self.path)
+        answer, released = proxy._refusal(self.command, self.path)
         if answer == 'refused':
+            return      # closed without an answer
+        if answer == 'hang':
+            proxy._hold(self.connection, released)
             return      # closed without an answer
         if answer is not None:
             reason = http.HTTPStatus(answer).phrase
@@ -140,12 +161,16 @@ class ApiProxy:
         self._answer = None
         self._on_first = None
         self._server = None
+        #: Set when the current 'hang' outage ends (a new one per outage).
+        self._released = threading.Event()
+        self._held = 0
+        self._held_changed = threading.Condition(self._lock)
         #: Set when the proxy refused the first request of the current
         #: outage (cleared by :meth:`down`).
         self.first_refused = threading.Event()
         #: Counts: ``forwarded`` requests, ``refused`` ones (answered
-        #: instead of Ironic, or closed unanswered), ``upstream_errors``,
-        #: ``outages`` (calls of down()).
+        #: instead of Ironic, closed unanswered, or held by ``'hang'``),
+        #: ``upstream_errors``, ``outages`` (calls of down()).
         self.stats = {'forwarded': 0, 'refused': 0, 'upstream_errors': 0,
                       'outages': 0}
 
@@ -161,6 +186,18 @@ class ApiProxy:
         with self._lock:
             return self._answer
 
+    @property
+    def held(self):
+        """How many connections a ``'hang'`` outage holds now."""
+        with self._lock:
+            return self._held
+
+    def wait_held(self, count, timeout):
+        """Wait until :attr:`held` is ``count``; returns whether it is."""
+        with self._held_changed:
+            return self._held_changed.wait_for(lambda: self._held == count,
+                                               timeout)
+
     def start(self):
         """Listen; returns the proxy."""
         self._listen()
@@ -171,6 +208,7 @@ class ApiProxy:
         with self._lock:
             self._answer = None
             self._on_first = None
+            self._released.set()
         self._close()
 
     def __enter__(self):
@@ -182,11 +220,13 @@ class ApiProxy:
     def down(self, answer=503, on_first_refusal=None):
         """The API is unreachable from now on, until :meth:`up`.
 
-        :param answer: 502, 503 or 504 (that HTTP answer) or
-            ``'refused'`` (connections refused).
+        :param answer: 502, 503 or 504 (that HTTP answer),
+            ``'refused'`` (connections refused) or ``'hang'`` (requests
+            read and never answered, until :meth:`up` closes them).
         :param on_first_refusal: called (no arguments) when the proxy
             refuses the first request of this outage, in the thread that
-            serves it, before the refusal is sent; it may call :meth:`up`.
+            serves it, before the refusal is sent (for ``'hang'``: before
+            the connection is held); it may call :meth:`up`.
         :raises ValueError: an unknown answer.
         """
         if answer not in ANSWERS:
@@ -197,15 +237,19 @@ class ApiProxy:
             self._on_first = on_first_refusal
             self.first_refused.clear()
             self.stats['outages'] += 1
+            self._released.set()
+            self._released = threading.Event()
         if answer == 'refused':
             self._close()
 
     def up(self):
         """The API is reachable again (listening again, on the same port,
-        after ``'refused'``)."""
+        after ``'refused'``; the connections held by ``'hang'`` closed
+        without an answer)."""
         with self._lock:
             self._answer = None
             self._on_first = None
+            self._released.set()
             closed = self._server is None
         if closed:
             self._listen()
@@ -232,12 +276,14 @@ class ApiProxy:
 
     def _refusal(self, method, path):
         """What to answer this request instead of Ironic (None: pass it
-        on); runs ``on_first_refusal`` for the first refused request."""
+        on), and the event that ends this outage; runs
+        ``on_first_refusal`` for the first refused request."""
         with self._lock:
             answer = self._answer
+            released = self._released
             if answer is None:
                 self.stats['forwarded'] += 1
-                return None
+                return None, released
             self.stats['refused'] += 1
             hook = None
             if not self.first_refused.is_set():
@@ -245,4 +291,28 @@ class ApiProxy:
                 hook, self._on_first = self._on_first, None
         if hook is not None:
             hook()
-        return answer
+        return answer, released
+
+    def _hold(self, sock, released):
+        """Send nothing on ``sock`` until ``released`` is set or the
+        client closed its side."""
+        with self._held_changed:
+            self._held += 1
+            self._held_changed.notify_all()
+        try:
+            while not released.wait(HANG_POLL):
+                if _client_gone(sock):
+                    break
+        finally:
+            with self._held_changed:
+                self._held -= 1
+                self._held_changed.notify_all()
+
+
+def _client_gone(sock):
+    """Whether the client closed ``sock`` (end of file or an error)."""
+    try:
+        readable = select.select([sock], [], [], 0)[0]
+        return bool(readable) and not sock.recv(1, socket.MSG_PEEK)
+    except OSError:
+        return True

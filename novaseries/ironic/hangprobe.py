@@ -1,0 +1,46 @@
+"""``novaseries ironic hang-probe``: what a Bare Metal API that accepts a
+connection and never answers does to a read of Nova's ironic driver, with
+``[ironic] timeout`` set and unset (issue 54; ``doc/operators.rst``).
+
+Runs ``driver_tests/hang_probe.py`` as a script in Nova's test venv (the
+environment of :func:`novaseries.ironic.selftest.nova_venv_env`): it
+starts its own Ironic 39.0.0 and the harness's API proxy in ``'hang'``
+mode, and prints what it measured (``hang-probe: ...`` lines).  See
+``doc/real-ironic.rst``.
+"""
+
+import logging
+import subprocess
+import time
+
+from novaseries.ironic import selftest
+
+LOG = logging.getLogger(__name__)
+
+#: The probe, run as a script inside Nova's venv.
+PROBE = selftest.DRIVER_TESTS / "hang_probe.py"
+
+
+def run(tree, nova_env, timeout, retries=1, unset_for=0, nova_venv=None, build=None,
+        root=None):
+    """Run the probe; returns its exit status (0: each case as expected).
+
+    :param tree: a Nova tree (PYTHONPATH; the series' ``_api_unreachable()``
+        is reported when it has it).
+    :param nova_env: environment of Nova's concurrency mode.
+    :param timeout: ``[ironic] timeout`` of the timed cases (s, > 0).
+    :param retries: ``[ironic] connect_retries`` and ``status_code_retries``
+        of the second timed case (0: no second case).
+    :param unset_for: seconds the read without ``[ironic] timeout`` must
+        stay hung (0: that case is not run).
+    :raises RealIronicError: the Ironic venv could not be built, or there
+        is no Nova test venv.
+    """
+    python, env = selftest.nova_venv_env(tree, nova_env, nova_venv, build, root)
+    cmd = [str(python), str(PROBE), "--timeout", str(timeout), "--retries", str(retries),
+           "--unset-for", str(unset_for)]
+    LOG.info(f"hang-probe: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
+    t0 = time.monotonic()
+    res = subprocess.run(cmd, cwd=str(tree), env=env, stdin=subprocess.DEVNULL)
+    LOG.info(f"hang-probe: took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
+    return res.returncode
