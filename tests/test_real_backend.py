@@ -83,6 +83,8 @@ class DeployInterfaceTest(unittest.TestCase):
             by['api-outage-within-retries'], 1))
         self.assertEqual(['direct'], rb.deploy_interfaces(
             by['api-outage-outlasts-retries'], 1))
+        self.assertEqual(['direct'], rb.deploy_interfaces(
+            by['api-outage-user-delete'], 1))
 
 
 class ImagePatchTest(unittest.TestCase):

@@ -182,6 +182,27 @@ class ChecksTest(unittest.TestCase):
             'api-up@first-refused', 'api-blip@2'])))
         self.assertIn('no hooks_fired', back(_obs(hooks_fired=None)))
 
+    def test_outage_with_delete(self):
+        check = checks.outage(back=False, delete=True)
+        self.assertIsNone(check(_obs(hooks_fired=[
+            'api-down-delete@2', 'user-delete@first-refused',
+            'api-up@settled'])))
+        # the delete must come during the outage, after it went down
+        self.assertIn('did not delete', check(_obs(hooks_fired=[
+            'api-down-delete@2', 'api-up@settled'])))
+        self.assertIn('did not delete', check(_obs(hooks_fired=[
+            'user-delete@first-refused', 'api-down-delete@2',
+            'api-up@settled'])))
+        self.assertIn('did not delete', check(_obs(hooks_fired=[
+            'api-down-delete@2', 'api-up@settled',
+            'user-delete@first-refused'])))
+        self.assertIn('did not come back', check(_obs(hooks_fired=[
+            'api-down-delete@2', 'user-delete@first-refused'])))
+        self.assertIn('the user deleted', check.text)
+        # without delete, the api-down-delete action is an outage too
+        self.assertIsNone(checks.outage(back=False)(_obs(hooks_fired=[
+            'api-down-delete@2', 'api-up@settled'])))
+
     def test_at_api_back(self):
         fault = checks.API_UNREACHABLE_ABORTED
         kept = {'status': 'ERROR', 'fault': fault.format(server_id=SERVER),
@@ -708,6 +729,78 @@ class BugFirstTest(unittest.TestCase):
         judge.evaluate(data, released='nova 34.0.0')
         self.assertTrue(obs['verdict'].startswith(
             'bug reproduced: left behind: node-1 wait call-back'), obs['verdict'])
+
+
+class OutageUserDeleteTest(unittest.TestCase):
+    """api-outage-user-delete: a delete during the outage ends the deploy
+    wait as a delete, not as an abort for the unreachable API."""
+
+    KEPT = {'status': 'ERROR', 'fault': checks.API_UNREACHABLE,
+            'host': 'ironic-host', 'node': NODE, 'allocations': [NODE],
+            'first_node_state': 'wait call-back',
+            'first_node_instance': SERVER}
+    DELETING = ("Build of instance %s aborted: Conflict updating instance "
+                "%s. Expected: {'task_state': ['spawning', "
+                "'rebuild_spawning']}. Actual: {'task_state': 'deleting', "
+                "'vm_state': 'building'}" % (SERVER, SERVER))
+
+    def _fixed(self, **kw):
+        obs = _obs(scenario='api-outage-user-delete', status='DELETED',
+                   fault=None, build_results=['failed_not_cleaned',
+                                              'terminate-exception',
+                                              'terminated'],
+                   at_api_back=self.KEPT,
+                   faults_created=[self.DELETING, checks.API_UNREACHABLE],
+                   hooks_fired=['api-down-delete@2',
+                                'user-delete@first-refused',
+                                'api-up@settled'],
+                   definition={'action': 'api-down-delete', 'then': []})
+        obs.update(kw)
+        return obs
+
+    def test_definition(self):
+        sc = table.BY_NAME['api-outage-user-delete']
+        self.assertEqual(('api-down-delete', 'outage-delete', 2),
+                         (sc.action, sc.kind, sc.api_max_retries))
+        self.assertIs(sc.end_state, sc.fixed[0])
+        self.assertTrue(sc.real is True)
+        # measured past the real subset's 30 s per tree: not in CI
+        self.assertNotIn(sc.name, table.REAL_CI)
+
+    def test_fixed(self):
+        self.assertEqual([], table.judge('api-outage-user-delete', 'fixed',
+                                         self._fixed()))
+
+    def test_deploy_wait_that_gave_up_is_wrong(self):
+        # the same end, but the deploy wait gave up on the API before the
+        # delete was seen: the build's abort says so
+        gave_up = self._fixed(
+            faults_created=[checks.API_UNREACHABLE_ABORTED.format(
+                server_id=SERVER), checks.API_UNREACHABLE],
+            log=['ERROR [nova.virt.ironic.driver] Could not reach the Bare '
+                 'Metal API while waiting for the deploy of baremetal node '
+                 '%s; the build is not rescheduled.' % NODE])
+        problems = table.judge('api-outage-user-delete', 'fixed', gave_up)
+        self.assertEqual(2, len(problems), problems)
+        self.assertIn('Conflict updating instance', problems[0])
+        self.assertIn('compute log has', problems[1])
+        # the log line alone is a detail: not the outcome
+        self.assertEqual(1, len(table.judge('api-outage-user-delete', 'fixed',
+                                            gave_up, outcome_only=True)))
+
+    def test_reproducer(self):
+        dropped = dict(self.KEPT, host=None, node=None, allocations=[],
+                       fault='HttpException')
+        leaked = _node(provision_state='wait call-back', instance_id=SERVER,
+                       instance_info=True)
+        obs = self._fixed(build_results=['failed', 'terminate-exception'],
+                          at_api_back=dropped, nodes=[leaked],
+                          faults_created=['Build of instance %s aborted: '
+                                          'HttpException: 503' % SERVER,
+                                          'HttpException'])
+        self.assertEqual([], table.judge(obs['scenario'], 'reproducer', obs))
+        self.assertEqual('left behind: node-1 wait call-back; node-1 keeps '
+                         'instance/instance_info', judge.bug_reasons(obs)[0])
 
 
 class UnplayableTest(unittest.TestCase):

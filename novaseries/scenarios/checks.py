@@ -335,12 +335,14 @@ def teardown_refused(obs):
 teardown_refused.text = "the clean-up's tear-down request was refused"
 
 
-def outage(back):
+def outage(back, delete=False):
     """The scenario's API outage happened as defined: the API went down
-    (``api-blip``/``api-down`` in ``hooks_fired``) and, with ``back``,
-    came back on the event of the first read it refused
-    (``api-up@first-refused``), else only once the build had settled
-    (``api-up@settled``)."""
+    (``api-blip``/``api-down``/``api-down-delete`` in ``hooks_fired``)
+    and, with ``back``, came back on the event of the first read it
+    refused (``api-up@first-refused``), else only once the build had
+    settled (``api-up@settled``); with ``delete``, the user deleted the
+    server on the event of the first read it refused
+    (``user-delete@first-refused``), before the API came back."""
     want = 'api-up@first-refused' if back else 'api-up@settled'
 
     def check(obs):
@@ -348,15 +350,24 @@ def outage(back):
             return problem
         fired = obs['hooks_fired']
         downs = [i for i, h in enumerate(fired)
-                 if h.startswith(('api-blip@', 'api-down@'))]
+                 if h.startswith(('api-blip@', 'api-down@',
+                                  'api-down-delete@'))]
         if not downs:
             return 'the API never went down: %s' % fired
         if want not in fired[downs[0]:]:
             return 'the API did not come back as defined (%s): %s' % (
                 want, fired)
+        if delete and 'user-delete@first-refused' not in fired[
+                downs[0]:fired.index(want, downs[0])]:
+            return ('the user did not delete the server at the first read '
+                    'the API refused: %s' % fired)
     check.text = ('the API went down and came back right after the first '
                   'read it refused' if back else
                   'the API went down and came back once the build settled')
+    if delete:
+        check.text = ('the API went down, the user deleted the server at '
+                      'the first read it refused, and the API came back '
+                      'once the build settled')
     return check
 
 
@@ -871,6 +882,15 @@ API_UNREACHABLE = 'The Bare Metal API could not be reached.'
 #: ... behind the abort, when the build's clean-up could not reach it
 #: either.
 API_UNREACHABLE_ABORTED = ABORTED + API_UNREACHABLE
+#: The abort of a build whose deploy wait ended as the user's delete
+#: (UnexpectedDeletingTaskStateError: the instance's task_state is
+#: ``deleting``) and whose clean-up could not reach the API, where a deploy
+#: wait that gave up would give :data:`API_UNREACHABLE_ABORTED`.
+DELETING_ABORTED = ABORTED + 'Conflict updating instance {server_id}. '
+#: What the fix's deploy wait logs when it gives up on the API: not when a
+#: user delete ended it.
+DEPLOY_WAIT_GAVE_UP = ('Could not reach the Bare Metal API while waiting '
+                       'for the deploy of baremetal node {first_node}')
 #: What the compute manager's fault says when the build's clean-up could
 #: not connect to the API (keystoneauth's ConnectFailure) on a tree
 #: without the fix: the build is aborted.

@@ -39,8 +39,8 @@ SETTLE_QUIET = 0.6
 #: Actions whose deploy the fake holds in ``wait call-back`` (no read
 #: ends it): the runner's main thread acts (``user-delete``), or the
 #: Bare Metal API goes down (``api-blip``: its callback comes once the API
-#: is back; ``api-down``: it never comes).
-HELD_ACTIONS = ('user-delete', 'api-blip', 'api-down')
+#: is back; ``api-down`` and ``api-down-delete``: it never comes).
+HELD_ACTIONS = ('user-delete', 'api-blip', 'api-down', 'api-down-delete')
 
 
 class ScenarioTest(Observe, ironic_base.IronicTestBase):
@@ -256,16 +256,21 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             self._api_outage(node_id, 503, back=True)
         elif action == 'api-down':
             self._api_outage(node_id, 'refused', back=False)
+        elif action == 'api-down-delete':
+            self._api_outage(node_id, 503, back=False, user_delete=True)
         else:
             raise ValueError('unknown action %r' % action)
 
-    def _api_outage(self, node_id, answer, back):
+    def _api_outage(self, node_id, answer, back, user_delete=False):
         """The Bare Metal API becomes unreachable for nova-compute
         (``IronicFixture.api_down(answer)``; the node stays held in ``wait
         call-back``).  With ``back``, it comes back right after the
         driver's first call of ``nodes`` about the node that it refused,
         and the deploy's callback comes (``release``): the event, not a
-        count of reads.  Else it stays down until :meth:`_api_up`."""
+        count of reads.  Else it stays down until :meth:`_api_up`; with
+        ``user_delete`` (action ``api-down-delete``), right after that
+        first refused call the user deletes the server
+        (:meth:`_delete_at_refusal`)."""
         fired = self._acted.setdefault('fired', [])
         self.ironic.api_down(answer)
         if back:
@@ -275,6 +280,26 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
                 self.ironic.release(node)
 
             self.ironic.on_call('nodes', api_back, node=node_id)
+        elif user_delete:
+            self.ironic.on_call('nodes', lambda node: self._delete_at_refusal(),
+                                node=node_id)
+
+    def _delete_at_refusal(self):
+        """Action ``api-down-delete``, on the first read the API refused:
+        the runner's main thread deletes the server (kind
+        ``outage-delete``, see _run); this thread (the driver's, before
+        its read fails; against a real Ironic the API proxy's, before the
+        refusal is sent) waits until the API has accepted the delete, so
+        that the driver's next look at the instance sees it, whatever the
+        threads' scheduling.
+
+        :raises AssertionError: the delete did not come in time.
+        """
+        self._acted.setdefault('fired', []).append(
+            'user-delete@first-refused')
+        self._user_delete.set()
+        if not self._delete_accepted.wait(self.SETTLE_TIMEOUT):
+            raise AssertionError('the user delete did not come')
 
     def _api_up(self):
         """End the outage of ``api-down`` (kind ``outage-delete``)."""
@@ -428,8 +453,21 @@ class ScenarioTest(Observe, ironic_base.IronicTestBase):
             # Bug BBBBBBB: the API goes down during the deploy (the
             # scenario's action) and stays down until the build has
             # settled; then it comes back and the user deletes the server.
+            # With ``api-down-delete`` the user deletes the server right
+            # after the first read the API refused (_delete_at_refusal),
+            # from here, then deletes it again once the API is back.
             acted = self._acted = {}
+            self._user_delete = threading.Event()
+            self._delete_accepted = threading.Event()
             server, first_node = self._boot_until_acted(networks)
+            if sc.action == 'api-down-delete':
+                if not self._user_delete.wait(self.SETTLE_TIMEOUT):
+                    raise AssertionError('the API refused no read of the '
+                                         'node')
+                try:
+                    self.api.delete_server(server['id'])
+                finally:
+                    self._delete_accepted.set()
             _, settled, _ = self._settle(server['id'])
             if not settled:
                 raise AssertionError('the build did not settle during the '

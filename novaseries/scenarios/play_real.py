@@ -27,7 +27,7 @@ from novaseries.scenarios.play_fake import ScenarioTest  # noqa: E402
 REAL_SETTLE_TIMEOUT = 90.0
 #: The actions that take the Bare Metal API down: Nova's baremetal
 #: connection then goes through an ``api_proxy.ApiProxy`` on 127.0.0.1.
-OUTAGE_ACTIONS = ('api-blip', 'api-down')
+OUTAGE_ACTIONS = ('api-blip', 'api-down', 'api-down-delete')
 
 _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
@@ -144,11 +144,14 @@ class RealScenarioTest(ScenarioTest):
             return 1
         return super()._first_step_polls()
 
-    def _api_outage(self, node_id, answer, back):
+    def _api_outage(self, node_id, answer, back, user_delete=False):
         """The proxy refuses Nova's requests (``answer``: 503, or
         ``'refused'``: it stops listening); with ``back``, it passes them
         on again from its first refusal on (before that refusal is
-        sent)."""
+        sent); with ``user_delete``, the user deletes the server at that
+        first refusal, before it is sent (``_delete_at_refusal``: a
+        refused connection fires no callback, so ``answer`` is an HTTP
+        status then)."""
         fired = self._acted.setdefault('fired', [])
         proxy = self.api_proxy
 
@@ -156,8 +159,12 @@ class RealScenarioTest(ScenarioTest):
             fired.append('api-up@first-refused')
             proxy.up()
 
-        proxy.down(answer, on_first_refusal=back_on_first_refusal
-                   if back else None)
+        first = None
+        if back:
+            first = back_on_first_refusal
+        elif user_delete:
+            first = self._delete_at_refusal
+        proxy.down(answer, on_first_refusal=first)
 
     def _api_up(self):
         self._acted.setdefault('fired', []).append('api-up@settled')

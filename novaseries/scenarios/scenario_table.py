@@ -12,17 +12,18 @@ records an observation per scenario (a dict, keys in :data:`OBSERVATION`);
 """
 
 from novaseries.scenarios.checks import (
-    all_of, all_steps_fired, any_of, API_UNREACHABLE_ABORTED, at_api_back,
-    clean, CONNECT_FAILED_ABORTED, DEFAULT_MAX_POLLS, DELETE_WON,
-    DEPLOY_ABORTED, DEPLOY_FAILED, end_state, END_STATE, FAILED_ABORTED,
-    fault_created, fault_has, first_node_leaked, HELD_MAX_POLLS,
-    HTTP_503_ABORTED, LEFT_TO_IRONIC, log_has, log_lacks, log_reports,
-    lost_fault, missing, MISLEADING, never_error, no_foreign_uuid,
-    no_not_found_fault, node_owned_by_other, NOOP_VIFS, on_other_node,
-    one_call_per_poll, only_reads, outage, OUTLASTED, polls_at_most, REAL,
-    real_seconds, rebuilt_with_new_image, recovery, rescheduled,
-    RETRIES_EXCEEDED, SEEN_DELETING, seconds_at_most, status, status_in,
-    task_state, teardown_refused, TORE_DOWN)
+    all_of, all_steps_fired, any_of, API_UNREACHABLE,
+    API_UNREACHABLE_ABORTED, at_api_back, clean, CONNECT_FAILED_ABORTED,
+    DEFAULT_MAX_POLLS, DELETE_WON, DELETING_ABORTED, DEPLOY_ABORTED,
+    DEPLOY_FAILED, DEPLOY_WAIT_GAVE_UP, end_state, END_STATE,
+    FAILED_ABORTED, fault_created, fault_has, first_node_leaked,
+    HELD_MAX_POLLS, HTTP_503_ABORTED, LEFT_TO_IRONIC, log_has, log_lacks,
+    log_reports, lost_fault, missing, MISLEADING, never_error,
+    no_foreign_uuid, no_not_found_fault, node_owned_by_other, NOOP_VIFS,
+    on_other_node, one_call_per_poll, only_reads, outage, OUTLASTED,
+    polls_at_most, REAL, real_seconds, rebuilt_with_new_image, recovery,
+    rescheduled, RETRIES_EXCEEDED, SEEN_DELETING, seconds_at_most, status,
+    status_in, task_state, teardown_refused, TORE_DOWN)
 
 #: The observation of one scenario, as the runner writes it (JSON), key ->
 #: meaning.  Checks read only these.
@@ -107,10 +108,14 @@ class Scenario:
         ``undeploy-delete`` (undeploy, then that delete), ``api-blip``
         (the Bare Metal API answers nova-compute 503 from then on, and
         comes back right after the driver's first read that it refused;
-        then the deploy's callback comes) or ``api-down`` (the API refuses
+        then the deploy's callback comes), ``api-down`` (the API refuses
         nova-compute's connections from then on, until the build has
-        settled: kind ``outage-delete``) or None.  With ``api-blip`` and
-        ``api-down`` the fake holds the deploy in ``wait call-back`` until
+        settled: kind ``outage-delete``), ``api-down-delete`` (the API
+        answers nova-compute 503 from then on, until the build has
+        settled, and right after the driver's first read that it refused
+        the runner's main thread deletes the server: kind
+        ``outage-delete``) or None.  With ``api-blip``, ``api-down`` and
+        ``api-down-delete`` the fake holds the deploy in ``wait call-back`` until
         then; against a real Ironic (``--ironic real``) a proxy in front
         of its API plays the outage (``api_proxy.py``).
     :param after_polls: the action runs right after the driver's Nth poll
@@ -607,6 +612,39 @@ SCENARIOS = [
              # the node left deployed for the deleted server, not the
              # fault's wording
              bug=[END_STATE]),
+    Scenario('api-outage-user-delete', 'the Bare Metal API answers '
+             "nova-compute 503 while the deploy waits in wait call-back, "
+             "past [ironic] api_max_retries=2; right after the driver's "
+             'first read it refused the user deletes the server; once the '
+             'build settled the API comes back and the user deletes it '
+             'again (1 node)', action='api-down-delete',
+             kind='outage-delete', api_max_retries=2, settle_ironic=True,
+             source='bug BBBBBBB (issue 54)',
+             # today: the refused read fails the deploy (the fault the
+             # read's 503); the build's clean-up cannot reach the API
+             # either: aborted (no reschedule), host and allocation
+             # dropped.  The first delete had reached nova-compute
+             # before that and fails there too (ERROR again, the 503's
+             # fault); the second one never reaches nova-compute, and the
+             # node keeps the instance in wait call-back
+             reproducer=[status('DELETED'), rescheduled(False),
+                         fault_created(HTTP_503_ABORTED),
+                         at_api_back('ERROR', claim_kept=False),
+                         outage(back=False, delete=True), first_node_leaked],
+             # the deploy wait reads the instance before each retry: the
+             # delete ends it within one interval (the build's abort says
+             # the instance is being deleted, no 'IronicDeployAPI-
+             # Unreachable' abort); the build's clean-up and the delete
+             # spend their own retries and fail, the delete with the
+             # API's fault, and the server keeps its claim (LP 2169779)
+             # until the second delete tears the node down
+             fixed=[status('DELETED'), rescheduled(False),
+                    fault_created(DELETING_ABORTED),
+                    at_api_back('ERROR', API_UNREACHABLE, claim_kept=True),
+                    log_lacks(DEPLOY_WAIT_GAVE_UP),
+                    outage(back=False, delete=True)],
+             # the node left deployed for the deleted server
+             bug=[END_STATE]),
 ]
 
 
@@ -619,7 +657,10 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 #: with one node and with a reschedule to the other, a user delete
 #: while the failed build waits for Ironic's tear-down, and the Bare Metal
 #: API unreachable during the deploy wait (bug BBBBBBB, through the API
-#: proxy: 18 s and 28 s per tree, measured on 2026-12-05).
+#: proxy: 18 s and 28 s per tree, measured on 2026-12-05).  Not
+#: 'api-outage-user-delete': 32.5-32.9 s on the fixed tree (19.8 s on the
+#: reproducer) on 2026-12-06, when 'api-outage-outlasts-retries' took 39 s
+#: (``run --ironic real --scenario api-outage-user-delete`` plays it).
 REAL_CI = ('undeploy-deleting', 'undeploy-deleting-reschedule',
            'user-delete-during-teardown-wait', 'api-outage-within-retries',
            'api-outage-outlasts-retries')
