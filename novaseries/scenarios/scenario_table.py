@@ -656,14 +656,11 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 #: (``run --ironic real``; the CI step "main job vs real Ironic"): the bug
 #: with one node and with a reschedule to the other, a user delete
 #: while the failed build waits for Ironic's tear-down, and the Bare Metal
-#: API unreachable during the deploy wait (bug BBBBBBB, through the API
-#: proxy: 18 s and 28 s per tree, measured on 2026-12-05).  Not
-#: 'api-outage-user-delete': 32.5-32.9 s on the fixed tree (19.8 s on the
-#: reproducer) on 2026-12-06, when 'api-outage-outlasts-retries' took 39 s
-#: (``run --ironic real --scenario api-outage-user-delete`` plays it).
+#: API unreachable during the deploy wait, with a user delete during it
+#: (bug BBBBBBB, through the API proxy).
 REAL_CI = ('undeploy-deleting', 'undeploy-deleting-reschedule',
            'user-delete-during-teardown-wait', 'api-outage-within-retries',
-           'api-outage-outlasts-retries')
+           'api-outage-outlasts-retries', 'api-outage-user-delete')
 TREES = ('reproducer', 'fixed')
 
 
