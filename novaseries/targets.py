@@ -145,6 +145,13 @@ class Target:
         return name
 
     @property
+    def release(self):
+        """The Nova release the target belongs to: its venv's name (or its
+        own: ``master``, ``2026.1``, ``pike``), shared by the targets of
+        one release; the key of ``[gerrit_branches]``."""
+        return self.venv or self.name
+
+    @property
     def mode_name(self):
         """The mode's name, or "" for a target not put in a mode."""
         return self.mode.name if self.mode else ""
@@ -554,3 +561,36 @@ def placeholders(ctx, path=None):
     """Bug-number placeholders: ``{"main": "NNNNNNN", ...}`` from ``[bugs]``."""
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
     return dict(tomllib.loads(path.read_text()).get("bugs", {}))
+
+
+#: ``[gerrit_branches]``: the value of a release at end of life (its
+#: branch deleted: no backports).
+EOL = "eol"
+
+
+def gerrit_branches(ctx, path=None):
+    """``[gerrit_branches]`` of the targets file: ``{release: branch}`` in
+    file order, newest first: ``master`` first, then each release's
+    branch (``stable/<release>`` or ``unmaintained/<release>``), None for a
+    release at end of life (``"eol"``).  ``{}`` when the file has none.
+
+    :raises HarnessError: the file is missing or not TOML, or the table is
+        not that: a value other than those, ``master`` not first or twice.
+    """
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    table = _read(path).get("gerrit_branches", {})
+    where = f"targets file {path}: [gerrit_branches]"
+    if not isinstance(table, dict):
+        raise HarnessError(f"{where} must be a table of release = branch")
+    branches = {}
+    for i, (release, value) in enumerate(table.items()):
+        allowed = (("master",) if i == 0 else
+                   (f"stable/{release}", f"unmaintained/{release}", EOL))
+        if value not in allowed:
+            raise HarnessError(
+                f"{where}: {release} = {value!r}: expected "
+                + ('"master" (the first entry: the development branch)' if i == 0 else
+                   " or ".join(f'"{a}"' for a in allowed)
+                   + " (releases newest first, after master)"))
+        branches[release] = None if value == EOL else value
+    return branches
