@@ -195,16 +195,39 @@ class BackportTest(helpers.ProjectTestCase):
                       "folder): no cherry-pick line", out[1])
         self.assertIn(f"Fix the driver: cherry picked from master "
                       f"{self.merged['master'][A][:12]}", out[0])
-        self.assertEqual(f"next: cd {work} && git checkout backport/stable-2026.1 && "
-                         "git review stable/2026.1", out[-1])
+        self.assertEqual(f"next: git -C {up} checkout -b backport/stable-2026.1 "
+                         f"origin/stable/2026.1 && git -C {work} format-patch --stdout "
+                         f"base..backport/stable-2026.1 | git -C {up} am -3 && "
+                         f"git -C {up} review stable/2026.1", out[-1])
+
+    def test_the_next_command_puts_the_commits_on_the_gerrit_branch(self):
+        # the printed command, but for its git review, run in a clone: the
+        # commits land on upstream's stable/2026.1 with their lines, and
+        # the sdist's base commit does not
+        up = self.upstream(clone=True)
+        work = self.tree("2026.1")
+        proc = self.cli("backport", "2026.1", "--tree", str(work), "--upstream", str(up))
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        command = proc.stdout.splitlines()[-1].removeprefix("next: ")
+        command, review = command.rsplit(" && ", 1)
+        self.assertEqual(f"git -C {up} review stable/2026.1", review)
+        done = util.run(["bash", "-o", "pipefail", "-c", command], env=util.git_env(),
+                        check=False)
+        self.assertEqual(0, done.returncode, done.stderr)
+        landed = git(up, "rev-list", "--reverse", "origin/stable/2026.1..HEAD").split()
+        self.assertEqual(self.branch_messages(work, "backport/stable-2026.1"),
+                         [git(up, "log", "-1", "--format=%B", sha).rstrip("\n") + "\n"
+                          for sha in landed])
+        self.assertEqual("backport/stable-2026.1", git(up, "branch", "--show-current"))
 
     def test_2025_1_goes_to_unmaintained_through_every_newer_branch(self):
         up = self.upstream()
         work = self.tree("2025.1")
         proc = self.cli("backport", "2025.1", "--tree", str(work), "--upstream", str(up))
         self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn("git checkout backport/unmaintained-2025.1 && git review "
-                      "unmaintained/2025.1", proc.stdout)
+        self.assertIn("checkout -b backport/unmaintained-2025.1 origin/unmaintained/2025.1 && ",
+                      proc.stdout)
+        self.assertTrue(proc.stdout.endswith(" review unmaintained/2025.1\n"), proc.stdout)
         messages = self.branch_messages(work, "backport/unmaintained-2025.1")
         self.assertEqual([f"(cherry picked from commit {self.merged[b][A]})"
                           for b in ("master", "stable/2026.1", "stable/2025.2")],

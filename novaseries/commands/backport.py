@@ -48,6 +48,11 @@ def run(ctx, args):
     state = "already held these commits, unchanged" if result.unchanged else "written"
     print(f"branch {result.branch} of {result.tree}: {state} ({len(result.commits)} commits "
           f"for {result.gerrit_branch}; the tree's branch and HEAD untouched)")
-    print(f"next: cd {result.tree} && git checkout {result.branch} && "
-          f"git review {result.gerrit_branch}", flush=True)
+    # the branch stands on the sdist's base commit, which is not upstream
+    # history: its commits go onto the Gerrit branch in the upstream clone
+    print(f"next: git -C {args.upstream} checkout -b {result.branch} "
+          f"{args.remote}/{result.gerrit_branch} && "
+          f"git -C {result.tree} format-patch --stdout base..{result.branch} | "
+          f"git -C {args.upstream} am -3 && "
+          f"git -C {args.upstream} review {result.gerrit_branch}", flush=True)
     return 0
