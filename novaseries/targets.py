@@ -557,6 +557,54 @@ def get(ctx, name):
     return targets[name]
 
 
+def releases(ctx, path=None):
+    """The Nova releases of the targets file, in file order: each target's
+    :attr:`Target.release` (``master``, ``2026.1``, ..., ``pike``), once."""
+    return list(dict.fromkeys(t.release for t in load(ctx, path).values()))
+
+
+@dataclasses.dataclass(frozen=True)
+class PackagedStack:
+    """What a packager of ``release`` applies: ``folders`` (patches
+    folders, whole, in order); ``target``: the target whose tree is exactly
+    that stack on the release's sdist (its version and sha256)."""
+
+    release: str
+    target: Target
+    folders: tuple
+
+    def series(self):
+        """``[(folder, [patch file, ...]), ...]``: each folder's ``series``,
+        in order (HarnessError if a folder or a file it names is missing)."""
+        return [(folder, read_series(self.target.name, folder)) for folder in self.folders]
+
+
+def packaged_stack(ctx, release, path=None):
+    """The packaged stack of ``release``: the folders of the release's
+    ``<release>-all`` target (its ``below``, then its own ``patches``), or,
+    for a release without one (pike), its own target's.  The one place
+    that knows how targets.toml spells a packaged stack (``quilt``, and the
+    harness test that the READMEs name the same folders).
+
+    :raises HarnessError: not a release of the targets file (the error lists
+        them), or its stack target takes part of a folder (``below_upto``:
+        packagers apply whole folders).
+    """
+    known = load(ctx, path)
+    names = releases(ctx, path)
+    if release not in names:
+        raise HarnessError(f"unknown release {release!r} (releases: {', '.join(names)})")
+    target = known.get(f"{release}-all") or known.get(release)
+    if target is None or target.release != release:
+        raise HarnessError(f"release {release}: targets.toml has neither a target "
+                           f"{release}-all nor a target {release}")
+    if target.below_upto is not None:
+        raise HarnessError(f"release {release}: target {target.name} applies "
+                           f"{target.below[0]} up to {target.below_upto} only; packagers "
+                           "apply whole folders")
+    return PackagedStack(release, target, (*target.below, target.patches))
+
+
 def placeholders(ctx, path=None):
     """Bug-number placeholders: ``{"main": "NNNNNNN", ...}`` from ``[bugs]``."""
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
