@@ -217,8 +217,8 @@ class CommandsTest(unittest.TestCase):
     """The CLI is wired explicitly: cli.COMMANDS lists the command modules."""
 
     #: ``novaseries --help``'s commands before the commands/ package
-    COMMANDS = ["targets", "prepare", "export", "backport", "test", "check-commits", "ci", "run",
-                "ironic", "mutate"]
+    COMMANDS = ["targets", "prepare", "export", "backport", "quilt", "test", "check-commits",
+                "ci", "run", "ironic", "mutate"]
 
     def parser(self):
         return cli.build_parser(util.Context.create(helpers.REPO))
