@@ -41,6 +41,7 @@ class PackagerDocsTest(unittest.TestCase):
         loop = re.search(r"for f in (.*?)\n +do ", text, re.S).group(1)
         self.assertEqual(self.folders("master"),
                          [f"patches/{f}" for f in loop.replace("\\", " ").split()])
+        self.assertIn("--no-backup-if-mismatch", text)
 
     def test_patches_readme_sequence(self):
         text = (helpers.REPO / "patches" / "README.rst").read_text()
