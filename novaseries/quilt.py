@@ -409,6 +409,11 @@ def dpkg_source_check(folder, sdist, version, work, repo, rev):
     return dropped
 
 
+def folders(stack):
+    """``N folders`` (``1 folder``) of ``stack``, for messages."""
+    return f"{len(stack.folders)} folder{'' if len(stack.folders) == 1 else 's'}"
+
+
 def check(ctx, stack, folder):
     """Prove the quilt series in ``folder`` on ``stack``'s sdist (fetched and
     sha256-checked into the sdist cache): applied with :data:`PATCH` to a
@@ -433,8 +438,7 @@ def check(ctx, stack, folder):
         compare(applied, reference, "HEAD", f"{' '.join(PATCH[:4])}'s tree")
         count = len(series_names(folder))
         lines = [f"check: {count} patches applied with {' '.join(PATCH[:4])} to nova "
-                 f"{target.version}'s sdist: the tree git am of the {len(stack.folders)} "
-                 "folders gives"]
+                 f"{target.version}'s sdist: the tree git am of the {folders(stack)} gives"]
         if shutil.which("dpkg-source"):
             dropped = dpkg_source_check(folder, sdist, target.version, work / "deb",
                                         reference, "HEAD")
@@ -459,5 +463,5 @@ def quilt(ctx, stack, out, bugs=None, forwarded=None, known=None, verify=False):
     lines = []
     write(entries, out, (lambda folder: lines.extend(check(ctx, stack, folder)))
           if verify else None)
-    say(f"quilt: {len(entries)} patches of {len(stack.folders)} folders -> {out}/series")
+    say(f"quilt: {len(entries)} patches of {folders(stack)} -> {out}/series")
     return entries, lines
