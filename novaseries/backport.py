@@ -85,12 +85,45 @@ def master_change_ids(ctx, branches):
     (``[gerrit_branches]``' ``"master"`` entry): their folders and those
     they stack on."""
     masters = {release for release, branch in branches.items() if branch == "master"}
-    ids = set()
+    return {cid for release in masters
+            for cid in folder_patches(ctx).get(release, {})}
+
+
+def folder_patches(ctx):
+    """``{release: {change_id: [patch, ...]}}``: the patch files of every
+    target of each release, by Change-Id (two folders may hold one change:
+    nodeleak/<release> and nodeleak/on-teardown/<release>)."""
+    found = {}
     for target in targets_mod.load(ctx).values():
-        if target.release in masters:
-            for patch in target.series():
-                ids |= patch_change_ids(patch)
-    return ids
+        for patch in target.series():
+            for cid in patch_change_ids(patch):
+                paths = found.setdefault(target.release, {}).setdefault(cid, [])
+                if patch not in paths:
+                    paths.append(patch)
+    return found
+
+
+def changed_lines(diff):
+    """The lines a diff adds or removes, whitespace-stripped, each with its
+    file (``[(path, "+line"), ...]``, in order): what a change does,
+    without the context lines that differ between branches."""
+    lines, path = [], None
+    for line in diff.splitlines():
+        if line == "-- ":
+            break  # format-patch's signature
+        if line.startswith("diff --git "):
+            path = line.split(" b/", 1)[-1]
+        elif line.startswith(("+++ ", "--- ")):
+            continue
+        elif path and line[:1] in ("+", "-"):
+            lines.append((path, line[0] + "".join(line[1:].split())))
+    return lines
+
+
+def _patch_diff(patch):
+    """The diff of a ``git format-patch`` file (after its ``---`` line)."""
+    text = pathlib.Path(patch).read_text(errors="replace")
+    return text.split("\n---\n", 1)[-1]
 
 
 @dataclasses.dataclass
@@ -160,27 +193,33 @@ class Result:
     """What :func:`backport` wrote: ``branch`` of the tree, for
     ``gerrit_branch``; ``commits``: ``(old Commit, new sha, [(branch,
     upstream sha), ...] or None for a stable-only commit)``; ``unchanged``:
-    the branch already held exactly these commits."""
+    the branch already held exactly these commits; ``start``: the commit
+    they stand on, ``base`` or the last commit of the target's ``below``
+    folders (on the branch unchanged, merged on ``gerrit_branch``)."""
 
     tree: pathlib.Path
     branch: str
     gerrit_branch: str
     commits: list
     unchanged: bool = False
+    start: str = "base"
 
 
 def backport(ctx, target, tree, upstream, remote="origin", branch=None):
     """Write ``tree``'s ``base..HEAD`` with its cherry-pick lines as the
     tree's branch ``branch`` (default: :func:`default_branch`).
 
-    Each commit's Change-Id is looked up on master (``<remote>/master``)
+    The commits of the target's ``below`` folders must have merged on the
+    Gerrit branch (by Change-Id) and stay as they are; the target's own
+    are rewritten.  Each one's Change-Id is looked up on master (``<remote>/master``)
     and on every newer branch above the target's (:func:`chain`), on a
     branch among its own commits (those master does not have); one line
     per branch, master's first, right after the footer.  A commit whose
     Change-Id no master folder has gets no line.  Nothing is written when
     any commit is refused (no Change-Id; not merged on a branch above:
-    stable policy; merged twice there) or the branch exists with other
-    commits.  Returns a :class:`Result`.
+    stable policy; merged twice there; merged adding or removing other
+    lines than our folder of that branch's release: :func:`changed_lines`)
+    or the branch exists with other commits.  Returns a :class:`Result`.
     """
     tree = pathlib.Path(tree)
     upstream = pathlib.Path(upstream)
@@ -201,12 +240,20 @@ def backport(ctx, target, tree, upstream, remote="origin", branch=None):
     if git(upstream, "rev-parse", "--git-dir", check=False).returncode:
         raise HarnessError(f"--upstream {upstream} is not a git repository (a clone of "
                            "https://opendev.org/openstack/nova)")
-    commits = [read_commit(tree, sha) for sha in tree_mod.series_commits(tree)]
-    if not commits:
-        raise HarnessError(f"{tree} has no commits after base: nothing to backport")
+    every = [read_commit(tree, sha) for sha in tree_mod.series_commits(tree)]
+    below = target.below_series()
+    if len(every) <= len(below):
+        raise HarnessError(f"{tree} has {len(every)} commits after base, target "
+                           f"{target.name}'s below folders alone have {len(below)}: "
+                           "nothing of its own to backport")
+    # the below folders' commits are other changes: they must have merged
+    # on the Gerrit branch already, and the branch keeps them as they are
+    lower, commits = every[:len(below)], every[len(below):]
 
     problems = []
     masters = master_change_ids(ctx, branches)
+    mine = folder_patches(ctx)
+    releases = {branch: release for release, branch in branches.items()}
     ids = {}
     for commit in commits:
         cid = message_change_id(commit.message)
@@ -219,6 +266,18 @@ def backport(ctx, target, tree, upstream, remote="origin", branch=None):
                             "footer")
         ids[commit.sha] = cid
     wanted = {cid for cid in ids.values() if cid in masters}
+
+    if lower:
+        gerrit_ref, _ = upstream_ref(upstream, remote, gerrit_branch)
+        lower_ids = {message_change_id(c.message) for c in lower} - {None}
+        merged = find_merged(upstream, [gerrit_ref], lower_ids)
+        for commit, patch in zip(lower, below):
+            cid = message_change_id(commit.message)
+            if cid not in merged:
+                problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id {cid}) of "
+                                f"{_folder(ctx, patch)} has not merged on {gerrit_branch}: "
+                                f"target {target.name}'s commits stand on it; propose "
+                                f"{_folder(ctx, patch)} first")
 
     master_ref, _ = upstream_ref(upstream, remote, "master")
     found = {}
@@ -247,13 +306,18 @@ def backport(ctx, target, tree, upstream, remote="origin", branch=None):
                                 "which one it was cherry-picked from is for you to say")
             else:
                 lines.append((name, shas[0]))
+                problem = _differs(upstream, name, shas[0], cid, mine, releases)
+                if problem:
+                    problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id "
+                                    f"{cid}): {problem}")
         picks[commit.sha] = lines
     if problems:
         more = f" (and {len(problems) - 1} more below)" if len(problems) > 1 else ""
         raise HarnessError(f"backport refused, nothing written: {problems[0]}{more}",
                            "\n".join(problems) + f"\n(upstream: {upstream})")
 
-    parent = git(tree, "rev-parse", "base^{commit}")
+    start = lower[-1].sha if lower else "base"
+    parent = git(tree, "rev-parse", f"{start}^{{commit}}")
     written = []
     with tempfile.TemporaryDirectory(prefix="novaseries-backport-") as scratch:
         message_file = pathlib.Path(scratch) / "message"
@@ -275,10 +339,35 @@ def backport(ctx, target, tree, upstream, remote="origin", branch=None):
     old = git(tree, "rev-parse", "-q", "--verify", ref, check=False)
     old = old.stdout.strip() if old.returncode == 0 else ""
     if old == parent:
-        return Result(tree, branch, gerrit_branch, written, unchanged=True)
+        return Result(tree, branch, gerrit_branch, written, unchanged=True, start=start)
     if old:
         raise HarnessError(f"{tree} already has a branch {branch} with other commits; "
                            f"nothing written (backport replaces no branch: delete it with "
                            f"`git -C {tree} branch -D {branch}`, or give --branch)")
     git(tree, "update-ref", "-m", f"novaseries backport {target.name}", ref, parent, "")
-    return Result(tree, branch, gerrit_branch, written)
+    return Result(tree, branch, gerrit_branch, written, start=start)
+
+
+def _folder(ctx, patch):
+    """A patch's folder, relative to the project root where it can be."""
+    folder = pathlib.Path(patch).parent
+    try:
+        return str(folder.relative_to(ctx.root))
+    except ValueError:
+        return str(folder)
+
+
+def _differs(upstream, branch, sha, cid, mine, releases):
+    """None if the upstream commit ``sha`` (merged on ``branch``) adds and
+    removes the lines one of our patches of that branch's release with
+    Change-Id ``cid`` does (context lines may differ); else why not.  A
+    release none of whose folders has the change is not compared."""
+    patches = mine.get(releases.get(branch), {}).get(cid, [])
+    if not patches:
+        return None
+    merged = changed_lines(git(upstream, "show", "--format=", sha))
+    if any(changed_lines(_patch_diff(p)) == merged for p in patches):
+        return None
+    return (f"merged on {branch} as {sha[:12]}, which adds or removes other lines than "
+            f"{', '.join(p.name for p in patches)}: the change merged is not the one in "
+            "the folders; export the merged version first, then backport")

@@ -10,7 +10,9 @@ from tests import helpers
 A = "I" + "a" * 40
 B = "I" + "b" * 40
 C = "I" + "c" * 40  # stable-only: in no master folder
-SUBJECTS = {A: "Fix the driver", B: "Add a regression test", C: "Fix a stable-only thing"}
+L = "I" + "d" * 40  # the change a stacked target's changes stand on
+SUBJECTS = {A: "Fix the driver", B: "Add a regression test", C: "Fix a stable-only thing",
+            L: "Fix what the others need"}
 
 BRANCHES = ('[gerrit_branches]\nmaster = "master"\n"2026.1" = "stable/2026.1"\n'
             '"2025.2" = "stable/2025.2"\n"2025.1" = "unmaintained/2025.1"\npike = "eol"\n')
@@ -47,6 +49,19 @@ class BackportTest(helpers.ProjectTestCase):
                 f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
                 f"Subject: [PATCH] {msg(cid)}---\n x | 1 +\n")
         (self.root / "patches" / "master" / "series").write_text("0001-x.patch\n0002-x.patch\n")
+        # 2026.1-x stacks A and B (patches/x/2026.1) on L (patches/low/2026.1)
+        for folder, ids in (("low", (L,)), ("x", (A, B))):
+            path = self.root / "patches" / folder / "2026.1"
+            path.mkdir(parents=True, exist_ok=True)
+            for i, cid in enumerate(ids, 1):
+                (path / f"000{i}-x.patch").write_text(
+                    f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+                    f"Subject: [PATCH] {msg(cid)}---\n x | 1 +\n")
+            (path / "series").write_text("".join(f"000{i}-x.patch\n"
+                                                 for i in range(1, len(ids) + 1)))
+        entries += (f'[targets."2026.1-x"]\nversion = "{helpers.VERSION}"\n'
+                    f'sha256 = "{self.sha}"\npins = "pins/fake.txt"\nvenv = "2026.1"\n'
+                    f'below = ["patches/low/2026.1"]\npatches = "patches/x/2026.1"\n\n')
         (self.root / "targets" / "targets.toml").write_text(
             '[bugs]\nmain = "NNNNNNN"\n\n' + branches +
             '\n[defaults]\nunit = ["nova.tests.unit"]\n\n' + entries)
@@ -69,6 +84,14 @@ class BackportTest(helpers.ProjectTestCase):
                 helpers.commit(up, {f"{cid}-{branch.replace('/', '-')}": cid}, msg(cid))
                 self.merged.setdefault(branch, {})[cid] = git(up, "rev-parse", "HEAD")
         git(up, "checkout", "-q", "master")
+        # patches/master and patches/x/2026.1 hold what merged (a change
+        # a branch lacks keeps its stub): backport compares the lines each
+        # adds and removes
+        for branch, folder in (("master", "master"), ("stable/2026.1", "x/2026.1")):
+            for i, cid in enumerate((A, B), 1):
+                if cid in self.merged.get(branch, {}):
+                    (self.root / "patches" / folder / f"000{i}-x.patch").write_text(git(
+                        up, "format-patch", "-1", "--stdout", self.merged[branch][cid]) + "\n")
         if clone:
             git(self.tmp, "clone", "-q", str(up), str(self.tmp / "clone"))
             return self.tmp / "clone"
@@ -88,10 +111,10 @@ class BackportTest(helpers.ProjectTestCase):
         work = self.trees.get(name) or self.tree(name)
         return backport.backport(self.ctx, targets.get(self.ctx, name), work, upstream, **kwargs)
 
-    def branch_messages(self, work, branch):
-        """The exact messages of ``base..branch``, oldest first."""
+    def branch_messages(self, work, branch, start="base"):
+        """The exact messages of ``start..branch``, oldest first."""
         return [git(work, "cat-file", "commit", sha, check=False).stdout.partition("\n\n")[2]
-                for sha in git(work, "rev-list", "--reverse", f"base..{branch}").split()]
+                for sha in git(work, "rev-list", "--reverse", f"{start}..{branch}").split()]
 
     def test_2025_2_gets_master_then_2026_1_after_the_footer(self):
         up = self.upstream()
@@ -171,6 +194,67 @@ class BackportTest(helpers.ProjectTestCase):
         with self.assertRaises(HarnessError) as caught:
             self.run_backport("2025.2", up)
         self.assertIn(f"(Change-Id {A}) has not merged on stable/2026.1", str(caught.exception))
+
+    def test_refused_when_master_merged_other_lines(self):
+        # master merged a later version of A than the folders hold
+        up = self.upstream()
+        patch = self.root / "patches" / "master" / "0001-x.patch"
+        patch.write_text(patch.read_text().replace(f"+{A}", "+an earlier version"))
+        work = self.tree("2026.1")
+        with self.assertRaises(HarnessError) as caught:
+            self.run_backport("2026.1", up)
+        text = str(caught.exception)
+        for part in ("Fix the driver", f"merged on master as {self.merged['master'][A][:12]}",
+                     "other lines than 0001-x.patch", "export the merged version first"):
+            self.assertIn(part, text)
+        self.assertNotIn("Add a regression test", text)
+        self.assert_nothing_written(work)
+        # line numbers and hunk headers may differ between branch and folder
+        patch.write_text(patch.read_text().replace("+an earlier version", f"+{A}")
+                         .replace("@@ -0,0 +1 @@", "@@ -0,0 +1 @@ def context():"))
+        self.assertEqual(2, len(self.run_backport("2026.1", up).commits))
+
+    def stacked_tree(self):
+        """2026.1-x's tree: L (its below folder's), then A and B."""
+        work = self.tree("2026.1", ids=(L, A, B))
+        self.trees["2026.1-x"] = work
+        return work
+
+    def test_stacked_target_refused_until_its_below_change_merged(self):
+        up = self.upstream()
+        work = self.stacked_tree()
+        with self.assertRaises(HarnessError) as caught:
+            self.run_backport("2026.1-x", up)
+        self.assertIn(f"'Fix what the others need' (Change-Id {L}) of patches/low/2026.1 has "
+                      "not merged on stable/2026.1: target 2026.1-x's commits stand on it; "
+                      "propose patches/low/2026.1 first", str(caught.exception))
+        self.assert_nothing_written(work)
+
+    def test_stacked_target_proposes_its_own_commits_only(self):
+        up = self.upstream(stable_2026_1=(L, A, B), clone=True)
+        work = self.stacked_tree()
+        low = git(work, "rev-parse", "HEAD~2")
+        proc = self.cli("backport", "2026.1-x", "--tree", str(work), "--upstream", str(up))
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertEqual(low, git(work, "rev-parse", "backport/stable-2026.1~2"))
+        self.assertEqual([[f"(cherry picked from commit {self.merged['master'][cid]})"]
+                          for cid in (A, B)],
+                         [lines_of(m) for m in self.branch_messages(
+                             work, "backport/stable-2026.1", start=low)])
+        out = proc.stdout.splitlines()
+        self.assertEqual(2, sum(" -> " in line for line in out))
+        self.assertIn(f"format-patch --stdout {low}..backport/stable-2026.1 | ", out[-1])
+        # upstream's stable/2026.1 has L (and, here, A and B): take them
+        # off to land A and B again with the printed command
+        git(up, "branch", "-q", "-f", "stable-l", "origin/stable/2026.1~2")
+        git(up, "update-ref", "refs/remotes/origin/stable/2026.1", "stable-l")
+        command = out[-1].removeprefix("next: ").rsplit(" && ", 1)[0]
+        done = util.run(["bash", "-o", "pipefail", "-c", command], env=util.git_env(),
+                        check=False)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual([msg(A), msg(B)], [
+            git(up, "log", "-1", "--format=%B", sha).split("(cherry")[0].rstrip("\n") + "\n"
+            for sha in git(up, "rev-list", "--reverse", "stable-l..HEAD").split()])
 
     def test_refused_when_merged_twice_on_a_branch(self):
         up = self.upstream()

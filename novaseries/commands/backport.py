@@ -10,13 +10,18 @@ from novaseries.commands import common
 
 HELP = "a stable tree's commits with their cherry-pick lines, as a branch for Gerrit"
 EPILOG = """\
-Each commit of base..HEAD is looked up by its Change-Id on master and on
+Each commit of the target's own folder (those of its below folders must
+have merged on the Gerrit branch already, and stay as they are) is
+looked up by its Change-Id on master and on
 every newer branch above the target's (targets.toml [gerrit_branches]) and
 gets one "(cherry picked from commit <sha>)" line per branch, master's
 first, after its footer; trees, authors and dates are kept.  A commit
 whose Change-Id no master folder of patches/ has (stable-only) gets none.
 Refused, nothing written: a change not merged on a branch above yet, or
-merged there twice; master and end-of-life releases.  The tree's branch
+merged there twice, or merged with other added/removed lines than our
+folder of that branch's release holds (export the merged version first);
+a below folder's change not merged on the Gerrit branch; master and
+end-of-life releases.  The tree's branch
 and HEAD are left as they are.  An existing --branch is never replaced:
 refused, unless it already holds exactly these commits."""
 
@@ -52,7 +57,7 @@ def run(ctx, args):
     # history: its commits go onto the Gerrit branch in the upstream clone
     print(f"next: git -C {args.upstream} checkout -b {result.branch} "
           f"{args.remote}/{result.gerrit_branch} && "
-          f"git -C {result.tree} format-patch --stdout base..{result.branch} | "
+          f"git -C {result.tree} format-patch --stdout {result.start}..{result.branch} | "
           f"git -C {args.upstream} am -3 && "
           f"git -C {args.upstream} review {result.gerrit_branch}", flush=True)
     return 0
