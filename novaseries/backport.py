@@ -1,4 +1,5 @@
-"""``backport``: a stable target's tree as the commits to propose on Gerrit.
+"""``backport``: a stable target's own folder as the patches to propose on
+Gerrit.
 
 OpenStack backports a change one branch at a time, newest first: master,
 then stable/2026.1 from master's commit, stable/2025.2 from stable/2026.1's,
@@ -6,30 +7,35 @@ and so on; each backport's message ends with one ``(cherry picked from
 commit <sha>)`` line per branch above it, master's first, as ``git
 cherry-pick -x`` appends them.  Those lines can only exist once the change
 has merged on every branch above, so the folders in patches/ (what
-packagers apply) never carry them: :func:`backport` looks each commit of
-the tree's ``base..HEAD`` up by its ``Change-Id`` in a clone of upstream
-Nova and writes a branch of the tree whose commits are the same but for
-those lines (same trees, authors, committers and dates).  The tree's
-current branch and HEAD are not touched.
+packagers apply) never carry them: :func:`backport` looks each patch of
+the target's own folder up by its ``Change-Id`` in a clone of upstream
+Nova, checks that what merged there adds and removes the lines our folder
+of that branch's release does, and writes the folder's patches with those
+lines and the real bug numbers (``--bug``) to a new folder, for ``git am``
+onto the Gerrit branch.  The changes of the target's ``below`` folders are
+not proposed again: they must have merged on the Gerrit branch, as our
+folders hold them.
 
 The branches come from targets.toml's ``[gerrit_branches]``
-(:func:`novaseries.targets.gerrit_branches`); a commit whose Change-Id no
+(:func:`novaseries.targets.gerrit_branches`); a patch whose Change-Id no
 master folder of patches/ has (a stable-only fix) gets no line.
 """
 
 import dataclasses
 import pathlib
 import re
-import tempfile
 
+from novaseries import export
+from novaseries import quilt
 from novaseries import targets as targets_mod
-from novaseries import tree as tree_mod
 from novaseries.util import HarnessError, git
 
 #: A Change-Id footer line (the whole line).
 CHANGE_ID = re.compile(r"^Change-Id: (I[0-9a-f]{40})$", re.M)
 #: A ``git cherry-pick -x`` line (the whole line).
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit [0-9a-f]{40}\)$", re.M)
+#: ``git format-patch``'s signature at the end of a patch file.
+SIGNATURE = re.compile(r"\n-- \n[0-9][^\n]*\n*\Z")
 
 
 def cherry_picked(sha):
@@ -38,7 +44,7 @@ def cherry_picked(sha):
 
 
 def default_branch(gerrit_branch):
-    """The tree's branch ``backport`` writes by default:
+    """The upstream clone's branch the printed command makes:
     ``backport/<gerrit branch, / replaced by ->``."""
     return "backport/" + gerrit_branch.replace("/", "-")
 
@@ -67,102 +73,92 @@ def chain(branches, release):
     return branch, above
 
 
-def message_change_id(message):
-    """The Change-Id of a commit message's last paragraph (its footer), or
-    None."""
-    found = CHANGE_ID.findall(message.rstrip().split("\n\n")[-1])
+def split(text):
+    """A ``git format-patch`` file's ``(header and message, diff)``: the
+    text before its first ``---`` line and the rest."""
+    head, sep, diff = text.partition("\n---\n")
+    if not sep:
+        raise HarnessError("not a git format-patch file: no '---' line after its message")
+    return head, diff
+
+
+def message_change_id(head):
+    """The Change-Id of a message's last paragraph (its footer), or None."""
+    found = CHANGE_ID.findall(head.rstrip().split("\n\n")[-1])
     return found[-1] if found else None
 
 
-def patch_change_ids(patch):
-    """The Change-Ids of a ``git format-patch`` file's message."""
-    text = pathlib.Path(patch).read_text(errors="replace")
-    return set(CHANGE_ID.findall(text.split("\n---\n", 1)[0]))
-
-
-def master_change_ids(ctx, branches):
-    """The Change-Ids of every patch of the targets of master's release
-    (``[gerrit_branches]``' ``"master"`` entry): their folders and those
-    they stack on."""
-    masters = {release for release, branch in branches.items() if branch == "master"}
-    return {cid for release in masters
-            for cid in folder_patches(ctx).get(release, {})}
-
-
-def folder_patches(ctx):
-    """``{release: {change_id: [patch, ...]}}``: the patch files of every
-    target of each release, by Change-Id (two folders may hold one change:
-    nodeleak/<release> and nodeleak/on-teardown/<release>)."""
-    found = {}
-    for target in targets_mod.load(ctx).values():
-        for patch in target.series():
-            for cid in patch_change_ids(patch):
-                paths = found.setdefault(target.release, {}).setdefault(cid, [])
-                if patch not in paths:
-                    paths.append(patch)
-    return found
+def subject(head):
+    """The subject of a format-patch header, without ``[PATCH]``."""
+    match = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.*(?:\n .*)*)", head, re.M)
+    return " ".join(match.group(1).split()) if match else "?"
 
 
 def changed_lines(diff):
-    """The lines a diff adds or removes, whitespace-stripped, each with its
-    file (``[(path, "+line"), ...]``, in order): what a change does,
-    without the context lines that differ between branches."""
+    """The lines a diff adds or removes, trailing whitespace stripped, each
+    with its file (``[(path, "+line"), ...]``, in order): what a change
+    does, without the context lines and line numbers that differ between
+    branches."""
     lines, path = [], None
-    for line in diff.splitlines():
-        if line == "-- ":
-            break  # format-patch's signature
+    for line in SIGNATURE.sub("\n", diff).splitlines():
         if line.startswith("diff --git "):
             path = line.split(" b/", 1)[-1]
         elif line.startswith(("+++ ", "--- ")):
             continue
         elif path and line[:1] in ("+", "-"):
-            lines.append((path, line[0] + "".join(line[1:].split())))
+            lines.append((path, line.rstrip()))
     return lines
 
 
-def _patch_diff(patch):
-    """The diff of a ``git format-patch`` file (after its ``---`` line)."""
-    text = pathlib.Path(patch).read_text(errors="replace")
-    return text.split("\n---\n", 1)[-1]
-
-
 @dataclasses.dataclass
-class Commit:
-    """One commit of the tree's series, as ``git cat-file`` shows it."""
+class Patch:
+    """One patch file of a folder, its bug placeholders replaced."""
 
-    sha: str
-    tree: str
-    author: tuple   # (name, email, "@seconds tz")
-    committer: tuple
-    message: str
+    path: pathlib.Path
+    name: str
+    text: str
+
+    @property
+    def head(self):
+        return split(self.text)[0]
+
+    @property
+    def change_id(self):
+        return message_change_id(self.head)
 
     @property
     def subject(self):
-        return self.message.split("\n", 1)[0]
+        return subject(self.head)
 
 
-_IDENT = re.compile(r"^(author|committer) (.*?) <(.*)> (\d+) ([+-]\d{4})$")
+def read_patch(path, bugs):
+    """The :class:`Patch` of ``path``, ``bugs`` (``{placeholder: number}``)
+    replaced in its name and text, as ``export --bug`` does."""
+    path = pathlib.Path(path)
+    return Patch(path, export.substitute(path.name, bugs),
+                 export.substitute(path.read_text(), bugs))
 
 
-def read_commit(tree, sha):
-    """The :class:`Commit` ``sha`` of ``tree`` (its raw object)."""
-    raw = git(tree, "cat-file", "commit", sha)
-    head, _, message = raw.partition("\n\n")
-    fields = {}
-    for line in head.splitlines():
-        match = _IDENT.match(line)
-        if match:
-            fields[match.group(1)] = (match.group(2), match.group(3),
-                                      f"@{match.group(4)} {match.group(5)}")
-        elif line.startswith("tree "):
-            fields["tree"] = line.split()[1]
-    return Commit(sha, fields["tree"], fields["author"], fields["committer"],
-                  message + "\n")
+def folder_patches(ctx, bugs):
+    """``{release: {change_id: [Patch, ...]}}``: the patches of every
+    target of each release, by Change-Id (two folders may hold one change:
+    nodeleak/<release> and nodeleak/on-teardown/<release>)."""
+    found, seen = {}, set()
+    for target in targets_mod.load(ctx).values():
+        for path in target.series():
+            if (target.release, path) in seen:
+                continue
+            seen.add((target.release, path))
+            patch = read_patch(path, bugs)
+            if patch.change_id:
+                found.setdefault(target.release, {}).setdefault(
+                    patch.change_id, []).append(patch)
+    return found
 
 
 def upstream_ref(upstream, remote, branch):
-    """The commit of ``<remote>/<branch>`` in the clone ``upstream`` (or of
-    its local branch ``branch`` when that remote ref does not exist);
+    """``(ref, sha)`` of ``<remote>/<branch>`` in the clone ``upstream`` (or
+    of its local branch ``branch`` when that remote ref does not exist);
     HarnessError when neither exists."""
     for ref in (f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"):
         proc = git(upstream, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
@@ -170,6 +166,11 @@ def upstream_ref(upstream, remote, branch):
             return ref, proc.stdout.strip()
     raise HarnessError(f"--upstream {upstream} has no branch {branch} (neither {remote}/{branch} "
                        f"nor a local {branch}): fetch it (git -C {upstream} fetch {remote})")
+
+
+def short_ref(ref):
+    """``refs/remotes/origin/x`` -> ``origin/x``; ``refs/heads/x`` -> ``x``."""
+    return re.sub(r"^refs/(remotes|heads)/", "", ref)
 
 
 def find_merged(upstream, rev_range, change_ids):
@@ -188,186 +189,145 @@ def find_merged(upstream, rev_range, change_ids):
     return found
 
 
+def differs(upstream, branch, sha, patches, left):
+    """None if the upstream commit ``sha`` (merged on ``branch``) adds and
+    removes the lines one of ``patches`` (ours of that change and release)
+    does; else why not (``left``: the bug placeholders ``--bug`` did not
+    replace, named as the likely cause)."""
+    merged = changed_lines(git(upstream, "show", "--format=", sha))
+    if any(changed_lines(split(p.text)[1]) == merged for p in patches):
+        return None
+    named = sorted({ph for p in patches for ph in left if ph in p.text})
+    hint = (f" (ours still name the placeholder {', '.join(named)}: give --bug)"
+            if named else "; export the merged version into the folders first")
+    return (f"merged on {branch} as {sha[:12]}, which adds or removes other lines than "
+            f"{', '.join(str(p.path.parent.name) + '/' + p.path.name for p in patches)}"
+            + hint)
+
+
 @dataclasses.dataclass
 class Result:
-    """What :func:`backport` wrote: ``branch`` of the tree, for
-    ``gerrit_branch``; ``commits``: ``(old Commit, new sha, [(branch,
-    upstream sha), ...] or None for a stable-only commit)``; ``unchanged``:
-    the branch already held exactly these commits; ``start``: the commit
-    they stand on, ``base`` or the last commit of the target's ``below``
-    folders (on the branch unchanged, merged on ``gerrit_branch``)."""
+    """What :func:`backport` wrote to ``out``: ``patches``: ``(Patch,
+    [(branch, upstream sha), ...] or None for a stable-only change)``, in
+    order; ``gerrit_branch`` and the upstream ``ref`` it stands on."""
 
-    tree: pathlib.Path
-    branch: str
+    out: pathlib.Path
     gerrit_branch: str
-    commits: list
-    unchanged: bool = False
-    start: str = "base"
+    ref: str
+    patches: list
 
 
-def backport(ctx, target, tree, upstream, remote="origin", branch=None):
-    """Write ``tree``'s ``base..HEAD`` with its cherry-pick lines as the
-    tree's branch ``branch`` (default: :func:`default_branch`).
+def backport(ctx, target, upstream, out, remote="origin", bugs=None):
+    """Write the patches of ``target``'s own folder with their cherry-pick
+    lines and ``bugs`` (``{placeholder: number}``) to the new folder
+    ``out`` (missing or empty) and its ``series``.
 
-    The commits of the target's ``below`` folders must have merged on the
-    Gerrit branch (by Change-Id) and stay as they are; the target's own
-    are rewritten.  Each one's Change-Id is looked up on master (``<remote>/master``)
+    Each patch's Change-Id is looked up on master (``<remote>/master``)
     and on every newer branch above the target's (:func:`chain`), on a
     branch among its own commits (those master does not have); one line
-    per branch, master's first, right after the footer.  A commit whose
-    Change-Id no master folder has gets no line.  Nothing is written when
-    any commit is refused (no Change-Id; not merged on a branch above:
-    stable policy; merged twice there; merged adding or removing other
-    lines than our folder of that branch's release: :func:`changed_lines`)
-    or the branch exists with other commits.  Returns a :class:`Result`.
+    per branch, master's first, right after the footer, where the merged
+    commit adds and removes the lines (:func:`changed_lines`) of our
+    folder of that branch's release.  A patch whose Change-Id no master
+    folder has gets no line.  Each change of the target's ``below``
+    folders must have merged on the target's Gerrit branch, as our folder
+    holds it.  Nothing is written when anything is refused: a patch
+    without a Change-Id, or with a cherry-pick line, or naming a bug
+    placeholder ``bugs`` does not replace; a change not merged on a branch
+    above (stable policy), merged twice there, or merged with other lines.
+    Returns a :class:`Result`.
     """
-    tree = pathlib.Path(tree)
     upstream = pathlib.Path(upstream)
+    bugs = dict(bugs or {})
     branches = targets_mod.gerrit_branches(ctx)
     gerrit_branch, above = chain(branches, target.release)
-    branch = branch or default_branch(gerrit_branch)
-    tree_mod.check_tree(tree)
-    subject = git(tree, "log", "-1", "--format=%s", "base")
-    if subject != tree_mod.base_message(target.version):
-        raise HarnessError(f"{tree} was made for another release ({subject!r}); "
-                           f"target {target.name} is nova {target.version}")
-    dirty = tree_mod.status(tree)
-    if dirty:
-        raise HarnessError(f"{tree} has uncommitted changes: commit them first (backport "
-                           "writes the commits of base..HEAD)", "\n".join(dirty[:30]))
-    if git(tree, "check-ref-format", "--branch", branch, check=False).returncode:
-        raise HarnessError(f"--branch {branch!r} is not a valid branch name")
     if git(upstream, "rev-parse", "--git-dir", check=False).returncode:
         raise HarnessError(f"--upstream {upstream} is not a git repository (a clone of "
                            "https://opendev.org/openstack/nova)")
-    every = [read_commit(tree, sha) for sha in tree_mod.series_commits(tree)]
-    below = target.below_series()
-    if len(every) <= len(below):
-        raise HarnessError(f"{tree} has {len(every)} commits after base, target "
-                           f"{target.name}'s below folders alone have {len(below)}: "
-                           "nothing of its own to backport")
-    # the below folders' commits are other changes: they must have merged
-    # on the Gerrit branch already, and the branch keeps them as they are
-    lower, commits = every[:len(below)], every[len(below):]
+    quilt.refuse_out(out)
+    own = [read_patch(path, bugs) for path in target.own_series()]
+    if not own:
+        raise HarnessError(f"target {target.name}'s folder {target.patches} has no patch")
+    below = [read_patch(path, bugs) for path in target.below_series()]
+    placeholders = set(targets_mod.placeholders(ctx).values())
+    mine = folder_patches(ctx, bugs)
+    releases = {branch: release for release, branch in branches.items()}
+    masters = {cid for release, branch in branches.items() if branch == "master"
+               for cid in mine.get(release, {})}
+    left = sorted(placeholders - set(bugs))
 
     problems = []
-    masters = master_change_ids(ctx, branches)
-    mine = folder_patches(ctx)
-    releases = {branch: release for release, branch in branches.items()}
-    ids = {}
-    for commit in commits:
-        cid = message_change_id(commit.message)
-        if CHERRY_PICKED.search(commit.message):
-            problems.append(f"{commit.sha[:12]} {commit.subject!r} already has a "
-                            "(cherry picked from commit ...) line: run backport on the "
-                            "series' commits (prepare the tree again), not on its output")
-        elif cid is None:
-            problems.append(f"{commit.sha[:12]} {commit.subject!r} has no Change-Id in its "
-                            "footer")
-        ids[commit.sha] = cid
-    wanted = {cid for cid in ids.values() if cid in masters}
+    for patch in own:
+        named = [ph for ph in left if ph in patch.text]
+        if CHERRY_PICKED.search(patch.head):
+            problems.append(f"{patch.name} already has a (cherry picked from commit ...) line")
+        elif patch.change_id is None:
+            problems.append(f"{patch.name} has no Change-Id in its footer")
+        if named:
+            known = {v: k for k, v in targets_mod.placeholders(ctx).items()}
+            problems.append(f"{patch.name} names the bug placeholder {', '.join(named)}: "
+                            "give the real number ("
+                            + ", ".join(f"--bug {known[ph]}=NUMBER" for ph in named) + ")")
 
-    if lower:
-        gerrit_ref, _ = upstream_ref(upstream, remote, gerrit_branch)
-        lower_ids = {message_change_id(c.message) for c in lower} - {None}
-        merged = find_merged(upstream, [gerrit_ref], lower_ids)
-        for commit, patch in zip(lower, below):
-            cid = message_change_id(commit.message)
-            if cid not in merged:
-                problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id {cid}) of "
-                                f"{_folder(ctx, patch)} has not merged on {gerrit_branch}: "
-                                f"target {target.name}'s commits stand on it; propose "
-                                f"{_folder(ctx, patch)} first")
+    ref, _ = upstream_ref(upstream, remote, gerrit_branch)
+    if below:
+        merged = find_merged(upstream, [ref], {p.change_id for p in below} - {None})
+        for patch in below:
+            shas = merged.get(patch.change_id, [])
+            where = f"{patch.path.parent.relative_to(ctx.root)}/{patch.path.name}"
+            if not shas:
+                problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}) "
+                                f"has not merged on {gerrit_branch}: target {target.name}'s "
+                                f"changes stand on it; propose "
+                                f"{patch.path.parent.relative_to(ctx.root)} first")
+                continue
+            why = differs(upstream, gerrit_branch, shas[-1], [patch], left)
+            if why:
+                problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}): "
+                                f"{why}")
 
     master_ref, _ = upstream_ref(upstream, remote, "master")
+    wanted = {p.change_id for p in own if p.change_id in masters}
     found = {}
     for name in above:
-        ref, _ = upstream_ref(upstream, remote, name)
+        branch_ref, _ = upstream_ref(upstream, remote, name)
         # a stable branch's own commits: not those it shares with master
-        found[name] = find_merged(upstream, [ref] if ref == master_ref else
-                                  [ref, "--not", master_ref], wanted)
+        found[name] = find_merged(upstream, [branch_ref] if branch_ref == master_ref else
+                                  [branch_ref, "--not", master_ref], wanted)
 
-    picks = {}
-    for commit in commits:
-        cid = ids[commit.sha]
+    picks = []
+    for patch in own:
+        cid = patch.change_id
         if cid is None or cid not in masters:
-            picks[commit.sha] = None
+            picks.append((patch, None))
             continue
         lines = []
         for name in above:
             shas = found[name].get(cid, [])
             if not shas:
-                problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id {cid}) "
-                                f"has not merged on {name} yet: stable policy: it merges on "
-                                f"{name} first")
+                problems.append(f"{patch.name} {patch.subject!r} (Change-Id {cid}) has not "
+                                f"merged on {name} yet: stable policy: it merges on {name} "
+                                "first")
             elif len(shas) > 1:
-                problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id {cid}) "
-                                f"merged more than once on {name}: {', '.join(shas)}; "
-                                "which one it was cherry-picked from is for you to say")
+                problems.append(f"{patch.name} {patch.subject!r} (Change-Id {cid}) merged more "
+                                f"than once on {name}: {', '.join(shas)}; which one it was "
+                                "cherry-picked from is for you to say")
             else:
                 lines.append((name, shas[0]))
-                problem = _differs(upstream, name, shas[0], cid, mine, releases)
-                if problem:
-                    problems.append(f"{commit.sha[:12]} {commit.subject!r} (Change-Id "
-                                    f"{cid}): {problem}")
-        picks[commit.sha] = lines
+                ours = mine.get(releases.get(name), {}).get(cid, [])
+                why = ours and differs(upstream, name, shas[0], ours, left)
+                if why:
+                    problems.append(f"{patch.name} {patch.subject!r} (Change-Id {cid}): {why}")
+        picks.append((patch, lines))
     if problems:
         more = f" (and {len(problems) - 1} more below)" if len(problems) > 1 else ""
         raise HarnessError(f"backport refused, nothing written: {problems[0]}{more}",
                            "\n".join(problems) + f"\n(upstream: {upstream})")
 
-    start = lower[-1].sha if lower else "base"
-    parent = git(tree, "rev-parse", f"{start}^{{commit}}")
-    written = []
-    with tempfile.TemporaryDirectory(prefix="novaseries-backport-") as scratch:
-        message_file = pathlib.Path(scratch) / "message"
-        for commit in commits:
-            lines = picks[commit.sha] or []
-            message = commit.message.rstrip() + "\n"
-            message += "".join(cherry_picked(sha) + "\n" for _, sha in lines)
-            message_file.write_text(message)
-            env = dict(GIT_AUTHOR_NAME=commit.author[0], GIT_AUTHOR_EMAIL=commit.author[1],
-                       GIT_AUTHOR_DATE=commit.author[2],
-                       GIT_COMMITTER_NAME=commit.committer[0],
-                       GIT_COMMITTER_EMAIL=commit.committer[1],
-                       GIT_COMMITTER_DATE=commit.committer[2])
-            parent = git(tree, "commit-tree", commit.tree, "-p", parent,
-                         "-F", str(message_file), env=env)
-            written.append((commit, parent, picks[commit.sha]))
-
-    ref = f"refs/heads/{branch}"
-    old = git(tree, "rev-parse", "-q", "--verify", ref, check=False)
-    old = old.stdout.strip() if old.returncode == 0 else ""
-    if old == parent:
-        return Result(tree, branch, gerrit_branch, written, unchanged=True, start=start)
-    if old:
-        raise HarnessError(f"{tree} already has a branch {branch} with other commits; "
-                           f"nothing written (backport replaces no branch: delete it with "
-                           f"`git -C {tree} branch -D {branch}`, or give --branch)")
-    git(tree, "update-ref", "-m", f"novaseries backport {target.name}", ref, parent, "")
-    return Result(tree, branch, gerrit_branch, written, start=start)
-
-
-def _folder(ctx, patch):
-    """A patch's folder, relative to the project root where it can be."""
-    folder = pathlib.Path(patch).parent
-    try:
-        return str(folder.relative_to(ctx.root))
-    except ValueError:
-        return str(folder)
-
-
-def _differs(upstream, branch, sha, cid, mine, releases):
-    """None if the upstream commit ``sha`` (merged on ``branch``) adds and
-    removes the lines one of our patches of that branch's release with
-    Change-Id ``cid`` does (context lines may differ); else why not.  A
-    release none of whose folders has the change is not compared."""
-    patches = mine.get(releases.get(branch), {}).get(cid, [])
-    if not patches:
-        return None
-    merged = changed_lines(git(upstream, "show", "--format=", sha))
-    if any(changed_lines(_patch_diff(p)) == merged for p in patches):
-        return None
-    return (f"merged on {branch} as {sha[:12]}, which adds or removes other lines than "
-            f"{', '.join(p.name for p in patches)}: the change merged is not the one in "
-            "the folders; export the merged version first, then backport")
+    entries = []
+    for patch, lines in picks:
+        head, diff = split(patch.text)
+        head = head.rstrip("\n") + "\n" + "".join(cherry_picked(sha) + "\n"
+                                                  for _, sha in lines or ())
+        entries.append(quilt.Entry(patch.name, patch.path, (head + "---\n" + diff).encode()))
+    written = quilt.write(entries, out)
+    return Result(written, gerrit_branch, short_ref(ref), picks)

@@ -1,9 +1,10 @@
-"""backport: a stable tree's commits with their ``(cherry picked from
-commit ...)`` lines, looked up by Change-Id in a fake upstream Nova (master,
-stable/2026.1, stable/2025.2), written as a branch of the tree; the
-refusals; ``[gerrit_branches]`` of targets.toml."""
+"""backport: a stable target's own folder with the ``(cherry picked from
+commit ...)`` lines and real bug numbers of a backport, looked up by
+Change-Id in a fake upstream Nova (master, stable/2026.1, stable/2025.2)
+and checked against our folders; the refusals; ``[gerrit_branches]`` of
+targets.toml."""
 
-from novaseries import backport, targets, tree, util
+from novaseries import backport, targets, util
 from novaseries.util import HarnessError, git
 from tests import helpers
 
@@ -13,13 +14,26 @@ C = "I" + "c" * 40  # stable-only: in no master folder
 L = "I" + "d" * 40  # the change a stacked target's changes stand on
 SUBJECTS = {A: "Fix the driver", B: "Add a regression test", C: "Fix a stable-only thing",
             L: "Fix what the others need"}
+REAL = "1234567"  # bug NNNNNNN's number
+BUGS = {"NNNNNNN": REAL}
 
 BRANCHES = ('[gerrit_branches]\nmaster = "master"\n"2026.1" = "stable/2026.1"\n'
             '"2025.2" = "stable/2025.2"\n"2025.1" = "unmaintained/2025.1"\npike = "eol"\n')
 
+#: target: (its folder, its below folder or None, the changes of its folder)
+FOLDERS = {"master": ("master", None, (A, B)), "2026.1": ("2026.1", None, (A, B)),
+           "2025.2": ("2025.2", None, (A, B)), "2025.1": ("2025.1", None, (A, B)),
+           "pike": ("pike", None, ()), "2026.1-c": ("c/2026.1", None, (A, C, B)),
+           "2026.1-x": ("x/2026.1", "low/2026.1", (A, B))}
 
-def msg(cid):
-    return f"{SUBJECTS[cid]}\n\nExplain the change.\n\nCloses-Bug: #NNNNNNN\nChange-Id: {cid}\n"
+
+def msg(cid, bug="NNNNNNN"):
+    return f"{SUBJECTS[cid]}\n\nExplain the change.\n\nCloses-Bug: #{bug}\nChange-Id: {cid}\n"
+
+
+def content(cid, bug="NNNNNNN"):
+    """What change ``cid`` writes to its file ``f-<cid>`` (A names its bug)."""
+    return f"{cid}\n" + (f"    bug {bug}\n" if cid == A else "")
 
 
 def lines_of(message):
@@ -27,161 +41,171 @@ def lines_of(message):
 
 
 class BackportTest(helpers.ProjectTestCase):
-    """Targets master, 2026.1, 2025.2, 2025.1 and pike of the fake sdist;
-    patches/master holds the changes A and B (not C)."""
+    """Targets of FOLDERS on the fake sdist, their folders written from a
+    scratch repository (``self.src``) as format-patch files that name the
+    placeholder NNNNNNN; the fake upstream merges the same changes with
+    the real number."""
 
     def setUp(self):
         super().setUp()
+        self.src = self.tmp / "src"
+        git(self.tmp, "init", "-q", "--initial-branch=master", str(self.src))
+        self.fork = helpers.commit(self.src, {"README": "nova\n"}, "Initial import\n")
         self.write_project()
-        self.trees = {}
+
+    def write_folder(self, folder, ids, changed=None):
+        """``patches/<folder>``: one format-patch file per change of ``ids``
+        (``changed``: ``{cid: content}`` instead of :func:`content`)."""
+        path = self.root / "patches" / folder
+        path.mkdir(parents=True, exist_ok=True)
+        for old in path.glob("*.patch"):
+            old.unlink()
+        git(self.src, "checkout", "-q", "--detach", self.fork)
+        names = []
+        for i, cid in enumerate(ids, 1):
+            data = (changed or {}).get(cid, content(cid))
+            sha = helpers.commit(self.src, {f"f-{cid}": data}, msg(cid))
+            name = f"000{i}-{SUBJECTS[cid].replace(' ', '-')}.patch"
+            (path / name).write_text(git(self.src, "format-patch", "-1", "--stdout",
+                                         "--no-signature", sha) + "\n")
+            names.append(name)
+        (path / "series").write_text("".join(f"{n}\n" for n in names))
 
     def write_project(self, branches=BRANCHES):
         entries = ""
-        for name in ("master", "2026.1", "2025.2", "2025.1", "pike"):
-            folder = self.root / "patches" / name
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "series").write_text("")
+        for name, (folder, below, ids) in FOLDERS.items():
+            self.write_folder(folder, ids)
+            release = name.split("-")[0]
             entries += (f'[targets."{name}"]\nversion = "{helpers.VERSION}"\n'
                         f'sha256 = "{self.sha}"\npins = "pins/fake.txt"\n'
-                        f'patches = "patches/{name}"\n\n')
-        for i, cid in enumerate((A, B), 1):
-            (self.root / "patches" / "master" / f"000{i}-x.patch").write_text(
-                f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
-                f"Subject: [PATCH] {msg(cid)}---\n x | 1 +\n")
-        (self.root / "patches" / "master" / "series").write_text("0001-x.patch\n0002-x.patch\n")
-        # 2026.1-x stacks A and B (patches/x/2026.1) on L (patches/low/2026.1)
-        for folder, ids in (("low", (L,)), ("x", (A, B))):
-            path = self.root / "patches" / folder / "2026.1"
-            path.mkdir(parents=True, exist_ok=True)
-            for i, cid in enumerate(ids, 1):
-                (path / f"000{i}-x.patch").write_text(
-                    f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
-                    f"Subject: [PATCH] {msg(cid)}---\n x | 1 +\n")
-            (path / "series").write_text("".join(f"000{i}-x.patch\n"
-                                                 for i in range(1, len(ids) + 1)))
-        entries += (f'[targets."2026.1-x"]\nversion = "{helpers.VERSION}"\n'
-                    f'sha256 = "{self.sha}"\npins = "pins/fake.txt"\nvenv = "2026.1"\n'
-                    f'below = ["patches/low/2026.1"]\npatches = "patches/x/2026.1"\n\n')
+                        f'venv = "{release}"\npatches = "patches/{folder}"\n'
+                        + (f'below = ["patches/{below}"]\n' if below else "") + "\n")
+        self.write_folder("low/2026.1", (L,))
         (self.root / "targets" / "targets.toml").write_text(
             '[bugs]\nmain = "NNNNNNN"\n\n' + branches +
             '\n[defaults]\nunit = ["nova.tests.unit"]\n\n' + entries)
 
-    def upstream(self, master=(A, B), stable_2026_1=(A, B), stable_2025_2=(A, B), clone=False):
+    def upstream(self, master=(A, B), stable_2026_1=(A, B), stable_2025_2=(A, B), clone=False,
+                 changed=None):
         """A fake upstream Nova: master with the changes ``master``, and
         stable/2026.1 and stable/2025.2 forked before them, each with its
-        backports.  ``{branch: {change_id: sha}}`` is kept in
-        ``self.merged``; ``clone``: return a clone (branches as
+        backports, all with the real bug number (``changed``: ``{(branch,
+        cid): content}`` merged instead).  ``{branch: {change_id: sha}}``
+        is kept in ``self.merged``; ``clone``: return a clone (branches as
         ``origin/...``)."""
         up = self.tmp / "origin"
-        git(self.tmp, "init", "-q", "--initial-branch=master", str(up))
-        fork = helpers.commit(up, {"README": "nova\n"}, "Initial import\n")
+        git(self.tmp, "clone", "-q", "--no-checkout", str(self.src), str(up))
+        git(up, "checkout", "-q", "-B", "master", self.fork)
+        git(up, "remote", "remove", "origin")
         self.merged = {}
         for branch, ids in (("master", master), ("stable/2026.1", stable_2026_1),
                             ("stable/2025.2", stable_2025_2)):
-            if branch != "master":
-                git(up, "checkout", "-q", "-b", branch, fork)
+            git(up, "checkout", "-q", "-B" if branch == "master" else "-b", branch, self.fork)
             for cid in ids:
-                helpers.commit(up, {f"{cid}-{branch.replace('/', '-')}": cid}, msg(cid))
+                data = (changed or {}).get((branch, cid), content(cid, REAL))
+                # each branch's own commit (a backport is another commit)
+                helpers.commit(up, {f"f-{cid}": data}, msg(cid, REAL),
+                               date=f"2026-0{3 + len(self.merged)}-02T03:04:05+0000")
                 self.merged.setdefault(branch, {})[cid] = git(up, "rev-parse", "HEAD")
         git(up, "checkout", "-q", "master")
-        # patches/master and patches/x/2026.1 hold what merged (a change
-        # a branch lacks keeps its stub): backport compares the lines each
-        # adds and removes
-        for branch, folder in (("master", "master"), ("stable/2026.1", "x/2026.1")):
-            for i, cid in enumerate((A, B), 1):
-                if cid in self.merged.get(branch, {}):
-                    (self.root / "patches" / folder / f"000{i}-x.patch").write_text(git(
-                        up, "format-patch", "-1", "--stdout", self.merged[branch][cid]) + "\n")
         if clone:
             git(self.tmp, "clone", "-q", str(up), str(self.tmp / "clone"))
             return self.tmp / "clone"
         return up
 
-    def tree(self, name, ids=(A, B)):
-        """Target ``name``'s tree: base and one commit per change of ``ids``."""
-        work = tree.prepare(self.ctx, targets.get(self.ctx, name), self.tmp / f"tree-{name}")
-        for i, cid in enumerate(ids):
-            helpers.commit(work, {f"nova/change{i}.py": f"# {cid}\n"}, msg(cid),
-                           date=f"2026-01-0{i + 2}T03:04:05+0100",
-                           author="Ann Author <ann@example.org>")
-        self.trees[name] = work
-        return work
+    def run_backport(self, name, upstream, bugs=BUGS, out=None, **kwargs):
+        out = out or self.tmp / f"out-{name}"
+        return backport.backport(self.ctx, targets.get(self.ctx, name), upstream, out,
+                                 bugs=bugs, **kwargs)
 
-    def run_backport(self, name, upstream, **kwargs):
-        work = self.trees.get(name) or self.tree(name)
-        return backport.backport(self.ctx, targets.get(self.ctx, name), work, upstream, **kwargs)
+    def cli_backport(self, name, upstream, *more):
+        return self.cli("backport", name, "--upstream", str(upstream), "--out",
+                        str(self.tmp / f"out-{name}"), "--bug", f"main={REAL}", *more)
 
-    def branch_messages(self, work, branch, start="base"):
-        """The exact messages of ``start..branch``, oldest first."""
-        return [git(work, "cat-file", "commit", sha, check=False).stdout.partition("\n\n")[2]
-                for sha in git(work, "rev-list", "--reverse", f"{start}..{branch}").split()]
+    def written(self, name):
+        """``{patch name: text}`` of what backport wrote for ``name``."""
+        out = self.tmp / f"out-{name}"
+        return {n: (out / n).read_text() for n in
+                (out / "series").read_text().split()}
+
+    def refused(self, name, up, *parts, **kwargs):
+        kwargs.setdefault("out", self.tmp / f"out-{name}")
+        with self.assertRaises(HarnessError) as caught:
+            self.run_backport(name, up, **kwargs)
+        text = str(caught.exception) + "\n" + (caught.exception.details or "")
+        for part in parts:
+            self.assertIn(part, text)
+        self.assertFalse(kwargs["out"].exists())
+        return text
 
     def test_2025_2_gets_master_then_2026_1_after_the_footer(self):
         up = self.upstream()
-        work = self.tree("2025.2")
-        originals = self.branch_messages(work, "HEAD")
         result = self.run_backport("2025.2", up)
-        self.assertEqual(("backport/stable-2025.2", "stable/2025.2"),
-                         (result.branch, result.gerrit_branch))
-        for cid, old, new in zip((A, B), originals, self.branch_messages(work, result.branch)):
-            self.assertEqual(old + f"(cherry picked from commit {self.merged['master'][cid]})\n"
-                             f"(cherry picked from commit {self.merged['stable/2026.1'][cid]})\n",
-                             new)
-            self.assertTrue(old.endswith(f"Change-Id: {cid}\n"))
+        self.assertEqual(("stable/2025.2", "stable/2025.2"), (result.gerrit_branch, result.ref))
+        for (name, text), cid in zip(self.written("2025.2").items(), (A, B)):
+            folder = (self.root / "patches" / "2025.2" / name).read_text()
+            self.assertEqual(folder.replace("NNNNNNN", REAL).replace(
+                f"Change-Id: {cid}\n---\n",
+                f"Change-Id: {cid}\n(cherry picked from commit {self.merged['master'][cid]})\n"
+                f"(cherry picked from commit {self.merged['stable/2026.1'][cid]})\n---\n"),
+                text)
 
-    def test_2026_1_gets_master_only(self):
+    def test_2026_1_gets_master_only_and_the_real_bug_number(self):
         up = self.upstream()
-        work = self.tree("2026.1")
-        result = self.run_backport("2026.1", up)
-        self.assertEqual("backport/stable-2026.1", result.branch)
-        messages = self.branch_messages(work, result.branch)
+        self.run_backport("2026.1", up)
+        texts = list(self.written("2026.1").values())
         self.assertEqual([[f"(cherry picked from commit {self.merged['master'][cid]})"]
-                          for cid in (A, B)], [lines_of(m) for m in messages])
-        self.assertTrue(messages[0].endswith(f"Change-Id: {A}\n(cherry picked from commit "
-                                             f"{self.merged['master'][A]})\n"))
+                          for cid in (A, B)], [lines_of(t) for t in texts])
+        self.assertNotIn("NNNNNNN", "".join(texts))
+        self.assertIn(f"+    bug {REAL}", texts[0])
 
-    def test_trees_authors_dates_kept_and_the_trees_branch_untouched(self):
+    def test_refused_while_a_placeholder_is_left(self):
         up = self.upstream()
-        work = self.tree("2025.2")
-        head, branch = git(work, "rev-parse", "HEAD"), git(work, "symbolic-ref", "HEAD")
-        result = self.run_backport("2025.2", up)
-        fmt = "--format=%T|%an <%ae> %ad|%cn <%ce> %cd"
-        self.assertEqual(git(work, "log", fmt, "base..HEAD"),
-                         git(work, "log", fmt, f"base..{result.branch}"))
-        self.assertEqual(git(work, "rev-parse", "base"),
-                         git(work, "rev-parse", f"{result.branch}~2"))
-        self.assertEqual((head, branch, ""), (git(work, "rev-parse", "HEAD"),
-                                              git(work, "symbolic-ref", "HEAD"),
-                                              git(work, "status", "--porcelain")))
-        self.assertEqual(0, len(lines_of("\n".join(self.branch_messages(work, "HEAD")))))
-
-    def assert_nothing_written(self, work):
-        self.assertEqual("", git(work, "branch", "--list", "backport/*"))
+        self.refused("2026.1", up, "0001-Fix-the-driver.patch names the bug placeholder "
+                     "NNNNNNN: give the real number (--bug main=NUMBER)", bugs={})
 
     def test_refused_when_master_lacks_a_change(self):
         up = self.upstream(master=(A,))
-        work = self.tree("2026.1")
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2026.1", up)
-        text = str(caught.exception)
-        for part in ("Add a regression test", B, "has not merged on master yet",
-                     "stable policy: it merges on master first"):
-            self.assertIn(part, text)
-        self.assertNotIn(A, text)
-        self.assert_nothing_written(work)
+        text = self.refused("2026.1", up, "Add a regression test", B,
+                            "has not merged on master yet",
+                            "stable policy: it merges on master first")
+        self.assertNotIn(f"{A}) has not", text)
 
     def test_refused_when_stable_2026_1_lacks_a_change_for_2025_2(self):
         up = self.upstream(stable_2026_1=(B,))
-        work = self.tree("2025.2")
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2025.2", up)
-        text = str(caught.exception)
-        for part in ("Fix the driver", A, "has not merged on stable/2026.1 yet",
-                     "stable policy: it merges on stable/2026.1 first"):
-            self.assertIn(part, text)
-        self.assert_nothing_written(work)
+        self.refused("2025.2", up, "Fix the driver", A, "has not merged on stable/2026.1 yet",
+                     "stable policy: it merges on stable/2026.1 first")
         # the same upstream is enough for 2026.1's own backport
-        self.assertEqual(2, len(self.run_backport("2026.1", up).commits))
+        self.assertEqual(2, len(self.run_backport("2026.1", up).patches))
+
+    def test_refused_when_master_merged_other_lines(self):
+        # master merged a later version of A than the folders hold
+        up = self.upstream(changed={("master", A): f"{A}\n    bug {REAL} (later)\n"})
+        text = self.refused("2026.1", up, "Fix the driver",
+                            f"merged on master as {self.merged['master'][A][:12]}",
+                            "other lines than master/0001-Fix-the-driver.patch",
+                            "export the merged version into the folders first")
+        self.assertNotIn("Add a regression test", text)
+
+    def test_refused_when_stable_2026_1_merged_other_lines_for_2025_2(self):
+        up = self.upstream(changed={("stable/2026.1", A): f"{A}\n  bug {REAL}\n"})
+        self.refused("2025.2", up, "merged on stable/2026.1 as", "other lines than "
+                     "2026.1/0001-Fix-the-driver.patch")
+
+    def test_changed_lines(self):
+        diff = ("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@ def f():\n"
+                " context\n-    old  \n+    new\n-- \n")
+        self.assertEqual([("f", "-    old"), ("f", "+    new"), ("f", "--")],
+                         backport.changed_lines(diff))
+        # indentation and inner whitespace count, context and trailing
+        # whitespace do not, nor format-patch's signature
+        self.assertNotEqual(backport.changed_lines(diff),
+                            backport.changed_lines(diff.replace("+    new", "+  new")))
+        self.assertNotEqual(backport.changed_lines(diff.replace("new", "a b")),
+                            backport.changed_lines(diff.replace("new", "ab")))
+        self.assertEqual(backport.changed_lines(diff),
+                         backport.changed_lines(diff.replace(" context", " other")
+                                                .replace("@@ -1,3", "@@ -7,3") + "-- \n2.43.0\n"))
 
     def test_stable_branch_is_searched_among_its_own_commits(self):
         # stable/2026.1 forked after A merged on master: it has master's
@@ -190,183 +214,118 @@ class BackportTest(helpers.ProjectTestCase):
         git(up, "checkout", "-q", "stable/2026.1")
         git(up, "merge", "-q", "--no-edit", "master")
         git(up, "checkout", "-q", "master")
-        helpers.commit(up, {"b": "b"}, msg(B))
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2025.2", up)
-        self.assertIn(f"(Change-Id {A}) has not merged on stable/2026.1", str(caught.exception))
-
-    def test_refused_when_master_merged_other_lines(self):
-        # master merged a later version of A than the folders hold
-        up = self.upstream()
-        patch = self.root / "patches" / "master" / "0001-x.patch"
-        patch.write_text(patch.read_text().replace(f"+{A}", "+an earlier version"))
-        work = self.tree("2026.1")
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2026.1", up)
-        text = str(caught.exception)
-        for part in ("Fix the driver", f"merged on master as {self.merged['master'][A][:12]}",
-                     "other lines than 0001-x.patch", "export the merged version first"):
-            self.assertIn(part, text)
-        self.assertNotIn("Add a regression test", text)
-        self.assert_nothing_written(work)
-        # line numbers and hunk headers may differ between branch and folder
-        patch.write_text(patch.read_text().replace("+an earlier version", f"+{A}")
-                         .replace("@@ -0,0 +1 @@", "@@ -0,0 +1 @@ def context():"))
-        self.assertEqual(2, len(self.run_backport("2026.1", up).commits))
-
-    def stacked_tree(self):
-        """2026.1-x's tree: L (its below folder's), then A and B."""
-        work = self.tree("2026.1", ids=(L, A, B))
-        self.trees["2026.1-x"] = work
-        return work
-
-    def test_stacked_target_refused_until_its_below_change_merged(self):
-        up = self.upstream()
-        work = self.stacked_tree()
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2026.1-x", up)
-        self.assertIn(f"'Fix what the others need' (Change-Id {L}) of patches/low/2026.1 has "
-                      "not merged on stable/2026.1: target 2026.1-x's commits stand on it; "
-                      "propose patches/low/2026.1 first", str(caught.exception))
-        self.assert_nothing_written(work)
-
-    def test_stacked_target_proposes_its_own_commits_only(self):
-        up = self.upstream(stable_2026_1=(L, A, B), clone=True)
-        work = self.stacked_tree()
-        low = git(work, "rev-parse", "HEAD~2")
-        proc = self.cli("backport", "2026.1-x", "--tree", str(work), "--upstream", str(up))
-        self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertEqual(low, git(work, "rev-parse", "backport/stable-2026.1~2"))
-        self.assertEqual([[f"(cherry picked from commit {self.merged['master'][cid]})"]
-                          for cid in (A, B)],
-                         [lines_of(m) for m in self.branch_messages(
-                             work, "backport/stable-2026.1", start=low)])
-        out = proc.stdout.splitlines()
-        self.assertEqual(2, sum(" -> " in line for line in out))
-        self.assertIn(f"format-patch --stdout {low}..backport/stable-2026.1 | ", out[-1])
-        # upstream's stable/2026.1 has L (and, here, A and B): take them
-        # off to land A and B again with the printed command
-        git(up, "branch", "-q", "-f", "stable-l", "origin/stable/2026.1~2")
-        git(up, "update-ref", "refs/remotes/origin/stable/2026.1", "stable-l")
-        command = out[-1].removeprefix("next: ").rsplit(" && ", 1)[0]
-        done = util.run(["bash", "-o", "pipefail", "-c", command], env=util.git_env(),
-                        check=False)
-        self.assertEqual(0, done.returncode, done.stderr)
-        self.assertEqual([msg(A), msg(B)], [
-            git(up, "log", "-1", "--format=%B", sha).split("(cherry")[0].rstrip("\n") + "\n"
-            for sha in git(up, "rev-list", "--reverse", "stable-l..HEAD").split()])
+        helpers.commit(up, {f"f-{B}": content(B, REAL)}, msg(B, REAL))
+        self.refused("2025.2", up, f"(Change-Id {A}) has not merged on stable/2026.1")
 
     def test_refused_when_merged_twice_on_a_branch(self):
         up = self.upstream()
-        helpers.commit(up, {"again": "x"}, msg(A))
+        helpers.commit(up, {"again": "x"}, msg(A, REAL))
         again = git(up, "rev-parse", "HEAD")
-        self.tree("2026.1")
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2026.1", up)
-        self.assertIn(f"{self.merged['master'][A]}, {again}", caught.exception.details)
-        self.assertIn("merged more than once on master", str(caught.exception))
+        self.refused("2026.1", up, f"{self.merged['master'][A]}, {again}",
+                     "merged more than once on master")
 
-    def test_stable_only_commit_gets_no_line(self):
+    def test_stable_only_change_gets_no_line(self):
         up = self.upstream()
-        work = self.tree("2026.1", ids=(A, C, B))
-        proc = self.cli("backport", "2026.1", "--tree", str(work), "--upstream", str(up))
+        proc = self.cli_backport("2026.1-c", up)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        messages = self.branch_messages(work, "backport/stable-2026.1")
-        self.assertEqual(msg(C), messages[1])
-        self.assertEqual([1, 0, 1], [len(lines_of(m)) for m in messages])
+        texts = list(self.written("2026.1-c").values())
+        self.assertEqual([1, 0, 1], [len(lines_of(t)) for t in texts])
         out = proc.stdout.splitlines()
-        self.assertIn("Fix a stable-only thing: stable-only (its Change-Id is in no master "
-                      "folder): no cherry-pick line", out[1])
-        self.assertIn(f"Fix the driver: cherry picked from master "
-                      f"{self.merged['master'][A][:12]}", out[0])
-        self.assertEqual(f"next: git -C {up} checkout -b backport/stable-2026.1 "
-                         f"origin/stable/2026.1 && git -C {work} format-patch --stdout "
-                         f"base..backport/stable-2026.1 | git -C {up} am -3 && "
-                         f"git -C {up} review stable/2026.1", out[-1])
+        self.assertEqual("0002-Fix-a-stable-only-thing.patch: stable-only (its Change-Id is in "
+                         "no master folder): no cherry-pick line", out[1])
+        self.assertEqual(f"0001-Fix-the-driver.patch: cherry picked from master "
+                         f"{self.merged['master'][A][:12]}", out[0])
 
-    def test_the_next_command_puts_the_commits_on_the_gerrit_branch(self):
-        # the printed command, but for its git review, run in a clone: the
-        # commits land on upstream's stable/2026.1 with their lines, and
-        # the sdist's base commit does not
-        up = self.upstream(clone=True)
-        work = self.tree("2026.1")
-        proc = self.cli("backport", "2026.1", "--tree", str(work), "--upstream", str(up))
+    def test_stacked_target_refused_until_its_below_change_merged(self):
+        up = self.upstream()
+        self.refused("2026.1-x", up, f"patches/low/2026.1/0001-Fix-what-the-others-need.patch "
+                     f"'Fix what the others need' (Change-Id {L}) has not merged on "
+                     "stable/2026.1: target 2026.1-x's changes stand on it; propose "
+                     "patches/low/2026.1 first")
+
+    def test_stacked_target_refused_when_its_below_change_merged_other_lines(self):
+        up = self.upstream(stable_2026_1=(L, A, B),
+                           changed={("stable/2026.1", L): f"{L}\nlater\n"})
+        self.refused("2026.1-x", up, "patches/low/2026.1/0001-Fix-what-the-others-need.patch",
+                     "merged on stable/2026.1 as", "other lines than "
+                     "2026.1/0001-Fix-what-the-others-need.patch")
+
+    def test_the_next_command_lands_the_own_patches_on_the_gerrit_branch(self):
+        # the stacked target: L merged on stable/2026.1, A and B on master;
+        # the printed command, but for its git review, in a clone
+        up = self.upstream(stable_2026_1=(L,), clone=True)
+        proc = self.cli_backport("2026.1-x", up)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        command = proc.stdout.splitlines()[-1].removeprefix("next: ")
-        command, review = command.rsplit(" && ", 1)
+        out = proc.stdout.splitlines()
+        self.assertEqual(2, sum(".patch: cherry picked" in line for line in out))
+        command, review = out[-1].removeprefix("next: ").rsplit(" && ", 1)
         self.assertEqual(f"git -C {up} review stable/2026.1", review)
-        done = util.run(["bash", "-o", "pipefail", "-c", command], env=util.git_env(),
-                        check=False)
+        self.assertIn("checkout -b backport/stable-2026.1 origin/stable/2026.1 && ", command)
+        done = util.run(["bash", "-c", command], env=util.git_env(), check=False)
         self.assertEqual(0, done.returncode, done.stderr)
         landed = git(up, "rev-list", "--reverse", "origin/stable/2026.1..HEAD").split()
-        self.assertEqual(self.branch_messages(work, "backport/stable-2026.1"),
-                         [git(up, "log", "-1", "--format=%B", sha).rstrip("\n") + "\n"
-                          for sha in landed])
+        self.assertEqual(
+            [msg(cid, REAL) + f"(cherry picked from commit {self.merged['master'][cid]})\n"
+             for cid in (A, B)],
+            [git(up, "log", "-1", "--format=%B", sha).rstrip("\n") + "\n" for sha in landed])
+        self.assertEqual(content(A, REAL), (up / f"f-{A}").read_text())
         self.assertEqual("backport/stable-2026.1", git(up, "branch", "--show-current"))
 
     def test_2025_1_goes_to_unmaintained_through_every_newer_branch(self):
         up = self.upstream()
-        work = self.tree("2025.1")
-        proc = self.cli("backport", "2025.1", "--tree", str(work), "--upstream", str(up))
+        git(up, "branch", "unmaintained/2025.1", self.fork)
+        proc = self.cli_backport("2025.1", up)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn("checkout -b backport/unmaintained-2025.1 origin/unmaintained/2025.1 && ",
+        self.assertIn("checkout -b backport/unmaintained-2025.1 unmaintained/2025.1 && ",
                       proc.stdout)
         self.assertTrue(proc.stdout.endswith(" review unmaintained/2025.1\n"), proc.stdout)
-        messages = self.branch_messages(work, "backport/unmaintained-2025.1")
+        first = list(self.written("2025.1").values())[0]
         self.assertEqual([f"(cherry picked from commit {self.merged[b][A]})"
                           for b in ("master", "stable/2026.1", "stable/2025.2")],
-                         lines_of(messages[0]))
+                         lines_of(first))
 
     def test_pike_and_master_refused(self):
         up = self.upstream()
-        work = self.tree("2026.1")
         for name, reason in (("pike", "release pike is end of life: its branch is deleted"),
                              ("master", "release master is master: its commits are proposed "
                               "as they are, not backported")):
-            proc = self.cli("backport", name, "--tree", str(work), "--upstream", str(up))
+            proc = self.cli_backport(name, up)
             self.assertEqual(1, proc.returncode)
             self.assertEqual(1, proc.stderr.count("\n"), proc.stderr)
             self.assertIn(reason, proc.stderr)
-            self.assert_nothing_written(work)
+            self.assertFalse((self.tmp / f"out-{name}").exists())
 
     def test_remote_branches_before_local_ones(self):
         up = self.upstream(clone=True)
         # the clone's local master is behind: origin/master has the changes
         git(up, "reset", "-q", "--hard", "HEAD~2")
-        work = self.tree("2025.2")
-        self.run_backport("2025.2", up)
-        self.assertEqual(2, len(lines_of(self.branch_messages(work, "backport/stable-2025.2")[0])))
+        result = self.run_backport("2025.2", up)
+        self.assertEqual("origin/stable/2025.2", result.ref)
+        self.assertEqual(2, len(lines_of(list(self.written("2025.2").values())[0])))
         git(up, "remote", "rename", "origin", "opendev")
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2025.2", up, branch="other")
-        self.assertIn(f"--upstream {up} has no branch stable/2026.1 (neither "
-                      "origin/stable/2026.1 nor a local stable/2026.1)", str(caught.exception))
+        self.refused("2025.2", up, f"--upstream {up} has no branch stable/2025.2 (neither "
+                     "origin/stable/2025.2 nor a local stable/2025.2)", out=self.tmp / "o2")
         self.assertEqual(2, len(self.run_backport("2025.2", up, remote="opendev",
-                                                  branch="other").commits))
+                                                  out=self.tmp / "o3").patches))
 
-    def test_second_run_keeps_the_same_branch_and_never_replaces_another(self):
+    def test_refused_into_a_folder_not_empty(self):
         up = self.upstream()
-        work = self.tree("2026.1")
-        first = self.run_backport("2026.1", up)
-        written = git(work, "rev-parse", first.branch)
-        self.assertTrue(self.run_backport("2026.1", up).unchanged)
-        self.assertEqual(written, git(work, "rev-parse", first.branch))
-        git(work, "branch", "-f", first.branch, f"{first.branch}~1")
+        out = self.tmp / "out-2026.1"
+        out.mkdir()
+        (out / "keep").write_text("mine")
         with self.assertRaises(HarnessError) as caught:
             self.run_backport("2026.1", up)
-        self.assertIn("already has a branch backport/stable-2026.1 with other commits",
-                      str(caught.exception))
-        self.assertEqual(git(work, "rev-parse", f"{written}~1"),
-                         git(work, "rev-parse", first.branch))
+        self.assertIn("exists and is not an empty folder", str(caught.exception))
+        self.assertEqual(["keep"], [p.name for p in out.iterdir()])
 
     def test_refused_on_its_own_output(self):
         up = self.upstream()
-        work = self.tree("2026.1")
-        result = self.run_backport("2026.1", up)
-        git(work, "checkout", "-q", result.branch)
-        with self.assertRaises(HarnessError) as caught:
-            self.run_backport("2026.1", up, branch="again")
-        self.assertIn("already has a (cherry picked from commit ...) line", str(caught.exception))
+        self.run_backport("2026.1", up)
+        folder = self.root / "patches" / "2026.1"
+        for name, text in self.written("2026.1").items():
+            (folder / name).write_text(text)
+        self.refused("2026.1", up, "already has a (cherry picked from commit ...) line",
+                     out=self.tmp / "again")
 
 
 class GerritBranchesTest(helpers.ProjectTestCase):
