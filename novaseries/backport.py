@@ -43,12 +43,6 @@ def cherry_picked(sha):
     return f"(cherry picked from commit {sha})"
 
 
-def default_branch(gerrit_branch):
-    """The upstream clone's branch the printed command makes:
-    ``backport/<gerrit branch, / replaced by ->``."""
-    return "backport/" + gerrit_branch.replace("/", "-")
-
-
 def chain(branches, release):
     """``(branch, above)`` for a backport of ``release``: its Gerrit branch
     and the branches it is cherry-picked through, master first, newest
@@ -133,7 +127,8 @@ class Patch:
 
 def read_patch(path, bugs):
     """The :class:`Patch` of ``path``, ``bugs`` (``{placeholder: number}``)
-    replaced in its name and text, as ``export --bug`` does."""
+    replaced in its name and text (its ``index`` lines keep the folder's
+    blob names: ``git am -3`` falls back on them only for those files)."""
     path = pathlib.Path(path)
     return Patch(path, export.substitute(path.name, bugs),
                  export.substitute(path.read_text(), bugs))
@@ -189,20 +184,29 @@ def find_merged(upstream, rev_range, change_ids):
     return found
 
 
-def differs(upstream, branch, sha, patches, left):
+def differs(upstream, branch, sha, patches, left, root):
     """None if the upstream commit ``sha`` (merged on ``branch``) adds and
     removes the lines one of ``patches`` (ours of that change and release)
     does; else why not (``left``: the bug placeholders ``--bug`` did not
     replace, named as the likely cause)."""
-    merged = changed_lines(git(upstream, "show", "--format=", sha))
+    merged = changed_lines(git(upstream, "show", "--format=", "--no-ext-diff", "--no-color",
+                               "--src-prefix=a/", "--dst-prefix=b/", sha))
     if any(changed_lines(split(p.text)[1]) == merged for p in patches):
         return None
     named = sorted({ph for p in patches for ph in left if ph in p.text})
     hint = (f" (ours still name the placeholder {', '.join(named)}: give --bug)"
             if named else "; export the merged version into the folders first")
     return (f"merged on {branch} as {sha[:12]}, which adds or removes other lines than "
-            f"{', '.join(str(p.path.parent.name) + '/' + p.path.name for p in patches)}"
+            f"{', '.join(_where(root, p.path) for p in patches)}"
             + hint)
+
+
+def _where(root, path):
+    """``path`` relative to the project ``root`` where it can be."""
+    try:
+        return str(pathlib.Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 @dataclasses.dataclass
@@ -251,6 +255,7 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
     placeholders = set(targets_mod.placeholders(ctx).values())
     mine = folder_patches(ctx, bugs)
     releases = {branch: release for release, branch in branches.items()}
+    folders = targets_mod.gerrit_folders(ctx)
     masters = {cid for release, branch in branches.items() if branch == "master"
                for cid in mine.get(release, {})}
     left = sorted(placeholders - set(bugs))
@@ -273,17 +278,23 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
         merged = find_merged(upstream, [ref], {p.change_id for p in below} - {None})
         for patch in below:
             shas = merged.get(patch.change_id, [])
-            where = f"{patch.path.parent.relative_to(ctx.root)}/{patch.path.name}"
+            where = _where(ctx.root, patch.path)
             if not shas:
                 problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}) "
                                 f"has not merged on {gerrit_branch}: target {target.name}'s "
                                 f"changes stand on it; propose "
-                                f"{patch.path.parent.relative_to(ctx.root)} first")
+                                f"{_where(ctx.root, patch.path.parent)} first")
                 continue
-            why = differs(upstream, gerrit_branch, shas[-1], [patch], left)
+            why = differs(upstream, gerrit_branch, shas[-1], [patch], left, ctx.root)
             if why:
                 problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}): "
                                 f"{why}")
+
+    done = find_merged(upstream, [ref], {p.change_id for p in own} - {None})
+    for patch in own:
+        for sha in done.get(patch.change_id, []):
+            problems.append(f"{patch.name} {patch.subject!r} (Change-Id {patch.change_id}) "
+                            f"has merged on {gerrit_branch} already, as {sha[:12]}")
 
     master_ref, _ = upstream_ref(upstream, remote, "master")
     wanted = {p.change_id for p in own if p.change_id in masters}
@@ -313,8 +324,12 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
                                 "cherry-picked from is for you to say")
             else:
                 lines.append((name, shas[0]))
-                ours = mine.get(releases.get(name), {}).get(cid, [])
-                why = ours and differs(upstream, name, shas[0], ours, left)
+                release = folders.get(releases[name], releases[name])
+                ours = mine.get(release, {}).get(cid, [])
+                why = (differs(upstream, name, shas[0], ours, left, ctx.root) if ours else
+                       f"merged on {name} as {shas[0][:12]}, but no folder of release "
+                       f"{release} holds it to check that against (targets.toml "
+                       "[gerrit_folders])")
                 if why:
                     problems.append(f"{patch.name} {patch.subject!r} (Change-Id {cid}): {why}")
         picks.append((patch, lines))

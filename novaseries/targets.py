@@ -611,6 +611,31 @@ def placeholders(ctx, path=None):
     return dict(tomllib.loads(path.read_text()).get("bugs", {}))
 
 
+def gerrit_folders(ctx, path=None):
+    """``[gerrit_folders]`` of the targets file: ``{release: release}``,
+    for a release of ``[gerrit_branches]`` whose changes our folders of
+    another release hold (the master folders, built on nova 34.0.0, hold
+    2026.2's).  ``{}`` when the file has none.
+
+    :raises HarnessError: a key that ``[gerrit_branches]`` lacks, or a
+        value no target has as its release.
+    """
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    table = _read(path).get("gerrit_folders", {})
+    where = f"targets file {path}: [gerrit_folders]"
+    if not isinstance(table, dict):
+        raise HarnessError(f"{where} must be a table of release = release")
+    branches = gerrit_branches(ctx, path)
+    releases = {target.release for target in load(ctx, path).values()}
+    for release, folders in table.items():
+        if release not in branches:
+            raise HarnessError(f"{where}: {release} is not a release of [gerrit_branches]")
+        if folders not in releases:
+            raise HarnessError(f"{where}: {release} = {folders!r}: no target has release "
+                               f"{folders!r} (known: {', '.join(sorted(releases))})")
+    return dict(table)
+
+
 #: ``[gerrit_branches]``: the value of a release at end of life (its
 #: branch deleted: no backports).
 EOL = "eol"

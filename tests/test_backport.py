@@ -4,6 +4,8 @@ Change-Id in a fake upstream Nova (master, stable/2026.1, stable/2025.2)
 and checked against our folders; the refusals; ``[gerrit_branches]`` of
 targets.toml."""
 
+import shutil
+
 from novaseries import backport, targets, util
 from novaseries.util import HarnessError, git
 from tests import helpers
@@ -86,19 +88,22 @@ class BackportTest(helpers.ProjectTestCase):
             '\n[defaults]\nunit = ["nova.tests.unit"]\n\n' + entries)
 
     def upstream(self, master=(A, B), stable_2026_1=(A, B), stable_2025_2=(A, B), clone=False,
-                 changed=None):
+                 changed=None, more=()):
         """A fake upstream Nova: master with the changes ``master``, and
         stable/2026.1 and stable/2025.2 forked before them, each with its
         backports, all with the real bug number (``changed``: ``{(branch,
-        cid): content}`` merged instead).  ``{branch: {change_id: sha}}``
+        cid): content}`` merged instead; ``more``: other ``(branch, ids)``).
+        ``{branch: {change_id: sha}}``
         is kept in ``self.merged``; ``clone``: return a clone (branches as
         ``origin/...``)."""
         up = self.tmp / "origin"
+        shutil.rmtree(up, ignore_errors=True)
+        shutil.rmtree(self.tmp / "clone", ignore_errors=True)
         git(self.tmp, "clone", "-q", "--no-checkout", str(self.src), str(up))
         git(up, "checkout", "-q", "-B", "master", self.fork)
         git(up, "remote", "remove", "origin")
         self.merged = {}
-        for branch, ids in (("master", master), ("stable/2026.1", stable_2026_1),
+        for branch, ids in (("master", master), *more, ("stable/2026.1", stable_2026_1),
                             ("stable/2025.2", stable_2025_2)):
             git(up, "checkout", "-q", "-B" if branch == "master" else "-b", branch, self.fork)
             for cid in ids:
@@ -139,7 +144,7 @@ class BackportTest(helpers.ProjectTestCase):
         return text
 
     def test_2025_2_gets_master_then_2026_1_after_the_footer(self):
-        up = self.upstream()
+        up = self.upstream(stable_2025_2=())
         result = self.run_backport("2025.2", up)
         self.assertEqual(("stable/2025.2", "stable/2025.2"), (result.gerrit_branch, result.ref))
         for (name, text), cid in zip(self.written("2025.2").items(), (A, B)):
@@ -151,7 +156,7 @@ class BackportTest(helpers.ProjectTestCase):
                 text)
 
     def test_2026_1_gets_master_only_and_the_real_bug_number(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         self.run_backport("2026.1", up)
         texts = list(self.written("2026.1").values())
         self.assertEqual([[f"(cherry picked from commit {self.merged['master'][cid]})"]
@@ -160,37 +165,62 @@ class BackportTest(helpers.ProjectTestCase):
         self.assertIn(f"+    bug {REAL}", texts[0])
 
     def test_refused_while_a_placeholder_is_left(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         self.refused("2026.1", up, "0001-Fix-the-driver.patch names the bug placeholder "
                      "NNNNNNN: give the real number (--bug main=NUMBER)", bugs={})
 
+    def test_refused_when_already_merged_on_the_gerrit_branch(self):
+        up = self.upstream()
+        self.refused("2026.1", up, f"(Change-Id {A}) has merged on stable/2026.1 already, as "
+                     f"{self.merged['stable/2026.1'][A][:12]}")
+
+    def test_a_branch_above_is_checked_against_the_folders_that_hold_it(self):
+        # stable/2026.2 above stable/2026.1: no folder of 2026.2 (refused)
+        # until [gerrit_folders] says the master folders hold its changes
+        branches = BRANCHES.replace('master = "master"\n',
+                                    'master = "master"\n"2026.2" = "stable/2026.2"\n')
+        self.write_project(branches)
+        up = self.upstream(stable_2026_1=(), more=(("stable/2026.2", (A, B)),))
+        self.refused("2026.1", up, "merged on stable/2026.2 as", "no folder of release 2026.2 "
+                     "holds it to check that against (targets.toml [gerrit_folders])")
+        self.write_project(branches + '\n[gerrit_folders]\n"2026.2" = "master"\n')
+        self.run_backport("2026.1", up)
+        self.assertEqual([f"(cherry picked from commit {self.merged[b][A]})"
+                          for b in ("master", "stable/2026.2")],
+                         lines_of(list(self.written("2026.1").values())[0]))
+        # what merged there is checked against the master folders
+        up = self.upstream(stable_2026_1=(), more=(("stable/2026.2", (A, B)),),
+                           changed={("stable/2026.2", A): f"{A}\nother\n"})
+        self.refused("2026.1", up, "merged on stable/2026.2 as", "other lines than "
+                     "patches/master/0001-Fix-the-driver.patch", out=self.tmp / "o2")
+
     def test_refused_when_master_lacks_a_change(self):
-        up = self.upstream(master=(A,))
+        up = self.upstream(master=(A,), stable_2026_1=())
         text = self.refused("2026.1", up, "Add a regression test", B,
                             "has not merged on master yet",
                             "stable policy: it merges on master first")
         self.assertNotIn(f"{A}) has not", text)
 
     def test_refused_when_stable_2026_1_lacks_a_change_for_2025_2(self):
-        up = self.upstream(stable_2026_1=(B,))
+        up = self.upstream(stable_2026_1=(B,), stable_2025_2=())
         self.refused("2025.2", up, "Fix the driver", A, "has not merged on stable/2026.1 yet",
                      "stable policy: it merges on stable/2026.1 first")
-        # the same upstream is enough for 2026.1's own backport
-        self.assertEqual(2, len(self.run_backport("2026.1", up).patches))
 
     def test_refused_when_master_merged_other_lines(self):
         # master merged a later version of A than the folders hold
-        up = self.upstream(changed={("master", A): f"{A}\n    bug {REAL} (later)\n"})
+        up = self.upstream(stable_2026_1=(),
+                           changed={("master", A): f"{A}\n    bug {REAL} (later)\n"})
         text = self.refused("2026.1", up, "Fix the driver",
                             f"merged on master as {self.merged['master'][A][:12]}",
-                            "other lines than master/0001-Fix-the-driver.patch",
+                            "other lines than patches/master/0001-Fix-the-driver.patch",
                             "export the merged version into the folders first")
         self.assertNotIn("Add a regression test", text)
 
     def test_refused_when_stable_2026_1_merged_other_lines_for_2025_2(self):
-        up = self.upstream(changed={("stable/2026.1", A): f"{A}\n  bug {REAL}\n"})
+        up = self.upstream(stable_2025_2=(),
+                           changed={("stable/2026.1", A): f"{A}\n  bug {REAL}\n"})
         self.refused("2025.2", up, "merged on stable/2026.1 as", "other lines than "
-                     "2026.1/0001-Fix-the-driver.patch")
+                     "patches/2026.1/0001-Fix-the-driver.patch")
 
     def test_changed_lines(self):
         diff = ("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@ def f():\n"
@@ -210,7 +240,7 @@ class BackportTest(helpers.ProjectTestCase):
     def test_stable_branch_is_searched_among_its_own_commits(self):
         # stable/2026.1 forked after A merged on master: it has master's
         # commit, not a backport of it
-        up = self.upstream(master=(A,), stable_2026_1=(B,))
+        up = self.upstream(master=(A,), stable_2026_1=(B,), stable_2025_2=())
         git(up, "checkout", "-q", "stable/2026.1")
         git(up, "merge", "-q", "--no-edit", "master")
         git(up, "checkout", "-q", "master")
@@ -218,14 +248,14 @@ class BackportTest(helpers.ProjectTestCase):
         self.refused("2025.2", up, f"(Change-Id {A}) has not merged on stable/2026.1")
 
     def test_refused_when_merged_twice_on_a_branch(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         helpers.commit(up, {"again": "x"}, msg(A, REAL))
         again = git(up, "rev-parse", "HEAD")
         self.refused("2026.1", up, f"{self.merged['master'][A]}, {again}",
                      "merged more than once on master")
 
     def test_stable_only_change_gets_no_line(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         proc = self.cli_backport("2026.1-c", up)
         self.assertEqual(0, proc.returncode, proc.stderr)
         texts = list(self.written("2026.1-c").values())
@@ -237,18 +267,18 @@ class BackportTest(helpers.ProjectTestCase):
                          f"{self.merged['master'][A][:12]}", out[0])
 
     def test_stacked_target_refused_until_its_below_change_merged(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         self.refused("2026.1-x", up, f"patches/low/2026.1/0001-Fix-what-the-others-need.patch "
                      f"'Fix what the others need' (Change-Id {L}) has not merged on "
                      "stable/2026.1: target 2026.1-x's changes stand on it; propose "
                      "patches/low/2026.1 first")
 
     def test_stacked_target_refused_when_its_below_change_merged_other_lines(self):
-        up = self.upstream(stable_2026_1=(L, A, B),
+        up = self.upstream(stable_2026_1=(L,),
                            changed={("stable/2026.1", L): f"{L}\nlater\n"})
         self.refused("2026.1-x", up, "patches/low/2026.1/0001-Fix-what-the-others-need.patch",
                      "merged on stable/2026.1 as", "other lines than "
-                     "2026.1/0001-Fix-what-the-others-need.patch")
+                     "patches/low/2026.1/0001-Fix-what-the-others-need.patch")
 
     def test_the_next_command_lands_the_own_patches_on_the_gerrit_branch(self):
         # the stacked target: L merged on stable/2026.1, A and B on master;
@@ -260,7 +290,7 @@ class BackportTest(helpers.ProjectTestCase):
         self.assertEqual(2, sum(".patch: cherry picked" in line for line in out))
         command, review = out[-1].removeprefix("next: ").rsplit(" && ", 1)
         self.assertEqual(f"git -C {up} review stable/2026.1", review)
-        self.assertIn("checkout -b backport/stable-2026.1 origin/stable/2026.1 && ", command)
+        self.assertIn("checkout -b backport/2026.1-x origin/stable/2026.1 && ", command)
         done = util.run(["bash", "-c", command], env=util.git_env(), check=False)
         self.assertEqual(0, done.returncode, done.stderr)
         landed = git(up, "rev-list", "--reverse", "origin/stable/2026.1..HEAD").split()
@@ -269,14 +299,14 @@ class BackportTest(helpers.ProjectTestCase):
              for cid in (A, B)],
             [git(up, "log", "-1", "--format=%B", sha).rstrip("\n") + "\n" for sha in landed])
         self.assertEqual(content(A, REAL), (up / f"f-{A}").read_text())
-        self.assertEqual("backport/stable-2026.1", git(up, "branch", "--show-current"))
+        self.assertEqual("backport/2026.1-x", git(up, "branch", "--show-current"))
 
     def test_2025_1_goes_to_unmaintained_through_every_newer_branch(self):
         up = self.upstream()
         git(up, "branch", "unmaintained/2025.1", self.fork)
         proc = self.cli_backport("2025.1", up)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn("checkout -b backport/unmaintained-2025.1 unmaintained/2025.1 && ",
+        self.assertIn("checkout -b backport/2025.1 unmaintained/2025.1 && ",
                       proc.stdout)
         self.assertTrue(proc.stdout.endswith(" review unmaintained/2025.1\n"), proc.stdout)
         first = list(self.written("2025.1").values())[0]
@@ -296,7 +326,7 @@ class BackportTest(helpers.ProjectTestCase):
             self.assertFalse((self.tmp / f"out-{name}").exists())
 
     def test_remote_branches_before_local_ones(self):
-        up = self.upstream(clone=True)
+        up = self.upstream(clone=True, stable_2025_2=())
         # the clone's local master is behind: origin/master has the changes
         git(up, "reset", "-q", "--hard", "HEAD~2")
         result = self.run_backport("2025.2", up)
@@ -319,7 +349,7 @@ class BackportTest(helpers.ProjectTestCase):
         self.assertEqual(["keep"], [p.name for p in out.iterdir()])
 
     def test_refused_on_its_own_output(self):
-        up = self.upstream()
+        up = self.upstream(stable_2026_1=())
         self.run_backport("2026.1", up)
         folder = self.root / "patches" / "2026.1"
         for name, text in self.written("2026.1").items():
@@ -349,18 +379,23 @@ class GerritBranchesTest(helpers.ProjectTestCase):
     def test_the_projects_releases_and_branches(self):
         ctx = util.Context.create(helpers.REPO)
         branches = targets.gerrit_branches(ctx)
-        self.assertEqual({"master": "master", "2026.1": "stable/2026.1",
+        self.assertEqual({"master": "master", "2026.2": "stable/2026.2",
+                          "2026.1": "stable/2026.1",
                           "2025.2": "stable/2025.2", "2025.1": "unmaintained/2025.1",
                           "pike": None}, branches)
-        self.assertEqual(list(branches), ["master", "2026.1", "2025.2", "2025.1", "pike"])
+        self.assertEqual(list(branches), ["master", "2026.2", "2026.1", "2025.2", "2025.1",
+                                          "pike"])
+        # nova 34.0.0, the master folders' release, is 2026.2
+        self.assertEqual({"2026.2": "master"}, targets.gerrit_folders(ctx))
         releases = {t.name: t.release for t in targets.load(ctx).values()}
         self.assertLessEqual(set(releases.values()), set(branches))
         self.assertEqual(("2025.1", "2026.1", "pike", "master"),
                          (releases["2025.1-all"], releases["2026.1-apiblip"],
                           releases["pike"], releases["master-all"]))
-        self.assertEqual(("stable/2025.2", ["master", "stable/2026.1"]),
+        self.assertEqual(("stable/2025.2", ["master", "stable/2026.2", "stable/2026.1"]),
                          backport.chain(branches, "2025.2"))
-        self.assertEqual(("unmaintained/2025.1", ["master", "stable/2026.1", "stable/2025.2"]),
+        self.assertEqual(("unmaintained/2025.1", ["master", "stable/2026.2", "stable/2026.1",
+                                                  "stable/2025.2"]),
                          backport.chain(branches, "2025.1"))
 
     def test_end_of_life_branches_are_left_out_of_the_chain(self):

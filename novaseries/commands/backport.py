@@ -5,6 +5,8 @@ from commit ...)`` lines, looked up by Change-Id in a clone of upstream
 Nova, and the real bug numbers.  Prints each patch and the lines it got,
 and the command that proposes them."""
 
+import shlex
+
 from novaseries import backport
 from novaseries import export
 from novaseries import targets as targets_mod
@@ -54,9 +56,9 @@ def run(ctx, args):
         print(f"{patch.name}: {got}")
     print(f"wrote {len(result.patches)} patches and their series to {result.out}, "
           f"for {result.gerrit_branch}")
-    names = " ".join(str(result.out / patch.name) for patch, _ in result.patches)
-    print(f"next: git -C {args.upstream} checkout -b "
-          f"{backport.default_branch(result.gerrit_branch)} {result.ref} && "
-          f"git -C {args.upstream} am -3 {names} && "
-          f"git -C {args.upstream} review {result.gerrit_branch}", flush=True)
+    up = shlex.quote(str(args.upstream))
+    names = " ".join(shlex.quote(str(result.out / patch.name)) for patch, _ in result.patches)
+    print(f"next: git -C {up} checkout -b {shlex.quote(f'backport/{target.name}')} "
+          f"{shlex.quote(result.ref)} && git -C {up} am -3 {names} && "
+          f"git -C {up} review {shlex.quote(result.gerrit_branch)}", flush=True)
     return 0
