@@ -82,12 +82,6 @@ def message_change_id(head):
     return found[-1] if found else None
 
 
-def subject(head):
-    """The subject of a format-patch header, without ``[PATCH]``."""
-    match = re.search(r"^Subject: (?:\[PATCH[^\]]*\] )?(.*(?:\n .*)*)", head, re.M)
-    return " ".join(match.group(1).split()) if match else "?"
-
-
 def changed_lines(diff):
     """The lines a diff adds or removes, trailing whitespace stripped, each
     with its file (``[(path, "+line"), ...]``, in order): what a change
@@ -106,32 +100,30 @@ def changed_lines(diff):
 
 @dataclasses.dataclass
 class Patch:
-    """One patch file of a folder, its bug placeholders replaced."""
+    """One patch file of a folder, its bug placeholders replaced: its
+    ``name``, ``text``, ``subject`` and footer's ``change_id`` (or None)."""
 
     path: pathlib.Path
     name: str
     text: str
+    subject: str
+    change_id: str
 
     @property
     def head(self):
         return split(self.text)[0]
 
-    @property
-    def change_id(self):
-        return message_change_id(self.head)
-
-    @property
-    def subject(self):
-        return subject(self.head)
-
 
 def read_patch(path, bugs):
     """The :class:`Patch` of ``path``, ``bugs`` (``{placeholder: number}``)
-    replaced in its name and text (its ``index`` lines keep the folder's
+    replaced in its name, text and subject (:func:`novaseries.quilt.
+    read_format_patch` reads that; the ``index`` lines keep the folder's
     blob names: ``git am -3`` falls back on them only for those files)."""
     path = pathlib.Path(path)
-    return Patch(path, export.substitute(path.name, bugs),
-                 export.substitute(path.read_text(), bugs))
+    text = export.substitute(path.read_text(), bugs)
+    return Patch(path, export.substitute(path.name, bugs), text,
+                 export.substitute(quilt.read_format_patch(path).subject, bugs),
+                 message_change_id(split(text)[0]))
 
 
 def folder_patches(ctx, bugs):
@@ -252,13 +244,13 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
     if not own:
         raise HarnessError(f"target {target.name}'s folder {target.patches} has no patch")
     below = [read_patch(path, bugs) for path in target.below_series()]
-    placeholders = set(targets_mod.placeholders(ctx).values())
+    known = {v: k for k, v in targets_mod.placeholders(ctx).items()}
     mine = folder_patches(ctx, bugs)
     releases = {branch: release for release, branch in branches.items()}
     folders = targets_mod.gerrit_folders(ctx)
     masters = {cid for release, branch in branches.items() if branch == "master"
                for cid in mine.get(release, {})}
-    left = sorted(placeholders - set(bugs))
+    left = sorted(set(known) - set(bugs))
 
     problems = []
     for patch in own:
@@ -268,31 +260,30 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
         elif patch.change_id is None:
             problems.append(f"{patch.name} has no Change-Id in its footer")
         if named:
-            known = {v: k for k, v in targets_mod.placeholders(ctx).items()}
             problems.append(f"{patch.name} names the bug placeholder {', '.join(named)}: "
                             "give the real number ("
                             + ", ".join(f"--bug {known[ph]}=NUMBER" for ph in named) + ")")
 
     ref, _ = upstream_ref(upstream, remote, gerrit_branch)
-    if below:
-        merged = find_merged(upstream, [ref], {p.change_id for p in below} - {None})
-        for patch in below:
-            shas = merged.get(patch.change_id, [])
-            where = _where(ctx.root, patch.path)
-            if not shas:
-                problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}) "
-                                f"has not merged on {gerrit_branch}: target {target.name}'s "
-                                f"changes stand on it; propose "
-                                f"{_where(ctx.root, patch.path.parent)} first")
-                continue
-            why = differs(upstream, gerrit_branch, shas[-1], [patch], left, ctx.root)
-            if why:
-                problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}): "
-                                f"{why}")
+    # what has merged on the Gerrit branch: the below changes must, the
+    # target's own must not
+    merged = find_merged(upstream, [ref], {p.change_id for p in below + own} - {None})
+    for patch in below:
+        shas = merged.get(patch.change_id, [])
+        where = _where(ctx.root, patch.path)
+        if not shas:
+            problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}) "
+                            f"has not merged on {gerrit_branch}: target {target.name}'s "
+                            f"changes stand on it; propose "
+                            f"{_where(ctx.root, patch.path.parent)} first")
+            continue
+        why = differs(upstream, gerrit_branch, shas[-1], [patch], left, ctx.root)
+        if why:
+            problems.append(f"{where} {patch.subject!r} (Change-Id {patch.change_id}): "
+                            f"{why}")
 
-    done = find_merged(upstream, [ref], {p.change_id for p in own} - {None})
     for patch in own:
-        for sha in done.get(patch.change_id, []):
+        for sha in merged.get(patch.change_id, []):
             problems.append(f"{patch.name} {patch.subject!r} (Change-Id {patch.change_id}) "
                             f"has merged on {gerrit_branch} already, as {sha[:12]}")
 

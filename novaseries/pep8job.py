@@ -219,12 +219,6 @@ class Plan:
     problems: list = dataclasses.field(default_factory=list)
 
 
-def release(target):
-    """The release a target belongs to: its venv's name (``master``,
-    ``2026.1``, ...), shared by the targets of one Nova release."""
-    return target.venv or target.name
-
-
 def canonical(name):
     """A distribution name as pip compares it."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -261,7 +255,7 @@ def plan(ctx, target, config):
         result.problems.append(f"{CONFIG}: top-level key {key!r} is not handled here")
     result.files = config.get("files", "")
     result.exclude = config.get("exclude", "^$")
-    pep8_pins = ctx.root / "pins" / f"pep8-{release(target)}.txt"
+    pep8_pins = ctx.root / "pins" / f"pep8-{target.release}.txt"
     for entry in config["repos"]:
         url, rev = entry.get("repo"), str(entry.get("rev"))
         for key in sorted(set(entry) - REPO_KEYS):
@@ -279,7 +273,7 @@ def plan(ctx, target, config):
         if declared.venv == "hacking":
             venv, pins = f"hacking-{version}", ctx.root / "pins" / f"hacking-{version}.txt"
         else:
-            venv, pins = f"pep8-{release(target)}", pep8_pins
+            venv, pins = f"pep8-{target.release}", pep8_pins
         for item in entry.get("hooks") or []:
             hook_id = item.get("id")
             hook = declared.hooks.get(hook_id)
@@ -509,7 +503,7 @@ def run_hooks(ctx, target, tree, files, label, added=set):
         if venv_name not in venvs:
             venvs[venv_name] = tool_venv(ctx, venv_name)
         return venvs[venv_name]
-    config, tags = probe(venv_for(f"pep8-{release(target)}"), tree, files)
+    config, tags = probe(venv_for(f"pep8-{target.release}"), tree, files)
     job = plan(ctx, target, config)
     problems = job.problems + _tox_problems(tree)
     if problems:
@@ -630,8 +624,8 @@ def run_mypy(ctx, target, tree):
     label = f"{target.name} mypy"
     start = time.monotonic()
     try:
-        venv = tool_venv(ctx, f"pep8-{release(target)}")
-        pins = ctx.root / "pins" / f"pep8-{release(target)}.txt"
+        venv = tool_venv(ctx, f"pep8-{target.release}")
+        pins = ctx.root / "pins" / f"pep8-{target.release}.txt"
         cmd, what = _mypy_command(ctx, target, tree, venv, pins)
     except HarnessError as exc:
         say(f"  [{label}] {exc}\n{exc.details}".rstrip())

@@ -626,13 +626,13 @@ def gerrit_folders(ctx, path=None):
     if not isinstance(table, dict):
         raise HarnessError(f"{where} must be a table of release = release")
     branches = gerrit_branches(ctx, path)
-    releases = {target.release for target in load(ctx, path).values()}
+    known = releases(ctx, path)
     for release, folders in table.items():
         if release not in branches:
             raise HarnessError(f"{where}: {release} is not a release of [gerrit_branches]")
-        if folders not in releases:
+        if folders not in known:
             raise HarnessError(f"{where}: {release} = {folders!r}: no target has release "
-                               f"{folders!r} (known: {', '.join(sorted(releases))})")
+                               f"{folders!r} (known: {', '.join(sorted(known))})")
     return dict(table)
 
 

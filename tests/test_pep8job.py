@@ -649,7 +649,7 @@ class PreparedTreesTest(unittest.TestCase):
                 continue
             self.addCleanup(shutil.rmtree, copy)
             with self.subTest(release=name):
-                target = mock.Mock(venv=name)
+                target = mock.Mock(venv=name, release=name)
                 config, _ = pep8job.probe(venv, copy, [])
                 self.assertEqual([], pep8job.plan(ctx, target, config).problems)
                 self.assertEqual([], pep8job._tox_problems(copy))
