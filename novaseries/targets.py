@@ -133,6 +133,12 @@ class Target:
     #: (:func:`novaseries.runner.test_tree`); each counted on its own, one
     #: that selects no test fails.
     functional: list = dataclasses.field(default_factory=list)
+    #: The change of ``[changes]`` whose folder is the target's own
+    #: (``change = ...``), or "" (a target written with ``patches``).
+    change: str = ""
+    #: True: the target's tree is its release's packaged stack (``stack =
+    #: true``: every packaged change of ``[changes]``, whole, in order).
+    stack: bool = False
 
     @property
     def venv_name(self):
@@ -443,22 +449,200 @@ def default_modes(ctx, path=None):
     return tuple(name for name, mode in load_modes(ctx, path).items() if mode.default)
 
 
+#: What a ``[releases.<name>]`` table declares: the sdist, its pins and
+#: how to make its venv; its targets take these from it (and ``venv``,
+#: the release's name) and may not set them themselves.
+RELEASE_FIELDS = ("version", "sha256", "pins", "interpreter", "venv_tool", "pip_args",
+                  "optional_interpreter")
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One change of ``[changes]``: a fix (or its tests) with a folder per
+    release.
+
+    ``folder``: the folder, ``{release}`` standing for the release's name;
+    ``releases``: the releases that have a folder; ``bugs``: names of
+    ``[bugs]``; ``requires``: changes that must be applied before it for
+    it to apply and to work (earlier in ``[changes]``, in every release
+    it has); ``on``/``on_upto``: the change (up to that patch, or whole)
+    its review targets stack on; ``packaged``: False for a change's form
+    only upstream reviews, which no package applies.
+    """
+
+    name: str
+    folder: str
+    releases: tuple
+    bugs: tuple = ()
+    requires: tuple = ()
+    on: str = None
+    on_upto: str = None
+    packaged: bool = True
+
+    def folder_for(self, root, release):
+        """The change's folder for ``release`` under ``root`` (a Path)."""
+        return root / self.folder.format(release=release)
+
+
+def load_releases(ctx, path=None):
+    """``[releases]`` of the targets file: ``{name: table}`` in file order,
+    each with ``version``, a 64-hex-digit ``sha256`` and ``pins``.
+
+    :raises HarnessError: a release lacks one of them, the sha256 is not
+        64 hex digits, or a key is not one of :data:`RELEASE_FIELDS`,
+        ``modes`` (each mode's settings for the release) or ``review``
+        (what its per-change targets share).
+    """
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    table = _read(path).get("releases", {})
+    for name, release in table.items():
+        where = f"targets file {path}: [releases.{name}]"
+        missing = [k for k in ("version", "sha256", "pins") if k not in release]
+        if missing:
+            raise HarnessError(f"{where} lacks {', '.join(missing)}")
+        if not re.fullmatch(r"[0-9a-f]{64}", str(release["sha256"])):
+            raise HarnessError(f"{where}: sha256 is not 64 hex digits")
+        extra = set(release) - set(RELEASE_FIELDS) - {"modes", "review"}
+        if extra:
+            raise HarnessError(f"{where}: unknown keys {sorted(extra)} (a release declares "
+                               f"{', '.join(RELEASE_FIELDS)}, modes and review)")
+    return dict(table)
+
+
+def load_changes(ctx, path=None):
+    """``[changes]`` of the targets file: ``{name: Change}`` in file order
+    (the order packagers apply them).  ``{}`` when the file has none.
+
+    :raises HarnessError: a change whose folder lacks ``{release}``, a
+        release ``[releases]`` lacks, a bug ``[bugs]`` lacks, a requirement
+        that is not an earlier change of each of its releases, an ``on``
+        it does not require, or an unknown key.
+    """
+    path = pathlib.Path(path or ctx.root / TARGETS_FILE)
+    data = _read(path)
+    known_releases, bugs = data.get("releases", {}), data.get("bugs", {})
+    changes = {}
+    for name, entry in data.get("changes", {}).items():
+        where = f"targets file {path}: [changes.{name}]"
+        extra = set(entry) - {"folder", "releases", "bugs", "requires", "on", "on_upto",
+                              "packaged"}
+        if extra:
+            raise HarnessError(f"{where}: unknown keys {sorted(extra)}")
+        folder, releases_ = entry.get("folder", ""), list(entry.get("releases", []))
+        if "{release}" not in folder or not releases_:
+            raise HarnessError(f"{where} needs folder (with {{release}}) and releases")
+        for release in releases_:
+            if release not in known_releases:
+                raise HarnessError(f"{where}: release {release!r} is not in [releases]")
+        for bug in entry.get("bugs", []):
+            if bug not in bugs:
+                raise HarnessError(f"{where}: bug {bug!r} is not in [bugs]")
+        requires = list(entry.get("requires", []))
+        for need in requires:
+            if need not in changes:
+                raise HarnessError(f"{where}: requires {need!r}, which is not a change "
+                                   "declared before it")
+            lacking = [r for r in releases_ if r not in changes[need].releases]
+            if lacking:
+                raise HarnessError(f"{where}: requires {need!r}, which has no folder for "
+                                   f"{', '.join(lacking)}")
+        on = entry.get("on")
+        if on is not None and on not in requires:
+            raise HarnessError(f"{where}: on = {on!r} must be one of its requires")
+        if entry.get("on_upto") is not None and on is None:
+            raise HarnessError(f"{where}: on_upto without on")
+        changes[name] = Change(name, folder, tuple(releases_), tuple(entry.get("bugs", [])),
+                               tuple(requires), on, entry.get("on_upto"),
+                               bool(entry.get("packaged", True)))
+    return changes
+
+
+def stack_changes(changes, release):
+    """The changes a packager of ``release`` applies, in order: every
+    packaged change that has a folder for it."""
+    return [c for c in changes.values() if c.packaged and release in c.releases]
+
+
+def _from_release(path, name, entry, releases_, changes, root):
+    """What target ``name`` takes from ``[releases]`` and ``[changes]``:
+    ``(fields, review, release modes)``: its release's fields and venv,
+    its ``patches``/``below``/``below_upto`` from ``change`` (the change's
+    folder, on what the change's ``on`` says) or ``stack = true`` (the
+    release's packaged stack); ``review``: the release's ``review`` table
+    for a target of one change, else {}.  ``({}, {}, {})`` for a target
+    without ``release``."""
+    release = entry.get("release")
+    where = f"targets file {path}: target {name}"
+    if release is None:
+        if "change" in entry or "stack" in entry:
+            raise HarnessError(f"{where}: change and stack need release")
+        return {}, {}, {}
+    if release not in releases_:
+        raise HarnessError(f"{where}: release {release!r} is not in [releases]")
+    clash = [k for k in (*RELEASE_FIELDS, "venv", "patches", "below", "below_upto")
+             if k in entry]
+    if clash:
+        raise HarnessError(f"{where}: {', '.join(clash)} come from its release and "
+                           "change; the target may not set them")
+    table = releases_[release]
+    fields = {k: table[k] for k in RELEASE_FIELDS if k in table}
+    fields["venv"] = release
+    review = {}
+    if entry.get("stack"):
+        folders = [c.folder_for(root, release) for c in stack_changes(changes, release)]
+        if not folders:
+            raise HarnessError(f"{where}: no packaged change has a folder for {release}")
+        fields.update(patches=folders[-1], below=folders[:-1])
+    elif entry.get("change") in changes:
+        change = changes[entry["change"]]
+        if release not in change.releases:
+            raise HarnessError(f"{where}: change {change.name} has no folder for {release}")
+        fields["patches"] = change.folder_for(root, release)
+        fields["below"] = ([changes[change.on].folder_for(root, release)]
+                           if change.on else [])
+        fields["below_upto"] = change.on_upto
+        review = table.get("review", {})
+    else:
+        raise HarnessError(f"{where}: needs change (one of {', '.join(changes) or 'none'}) "
+                           "or stack = true")
+    return fields, review, table.get("modes", {})
+
+
 def load(ctx, path=None):
-    """Read the targets file; return ``{name: Target}`` (file order)."""
+    """Read the targets file; return ``{name: Target}`` (file order).
+
+    A target with ``release`` takes its sdist, pins, interpreter and venv
+    from ``[releases.<release>]`` (and each of its modes that release's
+    settings for the mode), and its folders from ``change`` or ``stack``
+    (:func:`_from_release`); a target of one change also what the
+    release's ``review`` table sets.  A selection of ``unit`` under a key
+    of ``[defaults.unit_paths]`` (``nova.tests.unit.virt.ironic.test_driver.X``
+    under ``nova.tests.unit.virt.ironic``) takes that key's paths unless
+    the target gives its own.
+    """
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
     data = _read(path)
     defaults = data.get("defaults", {})
+    releases_ = load_releases(ctx, path)
+    changes = load_changes(ctx, path)
     targets = {}
     for name, entry in data.get("targets", {}).items():
-        merged = {**defaults, **entry}
+        fields, review, release_modes = _from_release(path, name, entry, releases_, changes,
+                                                      ctx.root)
+        review_plain = {k: v for k, v in review.items() if k != "modes"}
+        merged = {**defaults, **fields, **review_plain, **entry}
         merged["env"] = {**defaults.get("env", {}), **entry.get("env", {})}
-        merged["unit_paths"] = {**defaults.get("unit_paths", {}),
-                                **entry.get("unit_paths", {})}
+        wanted = entry.get("modes") or review.get("modes") or defaults.get("modes", {})
+        merged["modes"] = {m: {**release_modes.get(m, {}),
+                               **review.get("modes", {}).get(m, {}),
+                               **entry.get("modes", {}).get(m, {})} for m in wanted}
         missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")
         if not re.fullmatch(r"[0-9a-f]{64}", merged["sha256"]):
             raise HarnessError(f"targets file {path}: target {name}: sha256 is not 64 hex digits")
+        unit = list(merged.get("unit", []))
+        below = merged.get("below")
         targets[name] = Target(
             name=name,
             version=merged["version"],
@@ -467,25 +651,57 @@ def load(ctx, path=None):
             venv_tool=merged.get("venv_tool", "venv"),
             pins=ctx.root / merged["pins"],
             patches=ctx.root / merged["patches"],
-            unit=list(merged.get("unit", [])),
+            unit=unit,
             check_commits=bool(merged.get("check_commits", False)),
             enabled=bool(merged.get("enabled", True)),
             pip_args=list(merged.get("pip_args", [])),
             env={k: str(v) for k, v in merged["env"].items()},
             note=merged.get("note", ""),
             optional_interpreter=bool(merged.get("optional_interpreter", False)),
-            below=_below(path, name, merged.get("below"), ctx.root),
+            below=(tuple(below) if fields and below is not None
+                   else _below(path, name, below, ctx.root)),
             below_upto=merged.get("below_upto"),
             venv=merged.get("venv", ""),
             exportable=bool(merged.get("export", True)),
-            modes=_modes(path, name, data.get("modes", {}), merged.get("modes", {})),
+            modes=_modes(path, name, data.get("modes", {}), merged["modes"]),
             commit_modes=_commit_modes(path, name, merged.get("commit_modes", []),
-                                       merged.get("modes", {})),
-            unit_paths={k: [str(p) for p in v]
-                        for k, v in merged.get("unit_paths", {}).items()},
+                                       merged["modes"]),
+            unit_paths=_unit_paths(unit, defaults.get("unit_paths", {}),
+                                   entry.get("unit_paths", {})),
             functional=_functional(path, name, merged.get("functional", [])),
+            change=str(entry.get("change", "")),
+            stack=bool(entry.get("stack", False)),
         )
     return targets
+
+
+def _unit_paths(unit, defaults, own):
+    """``{selection: [path prefix, ...]}`` of a target: ``[defaults.unit_paths]``
+    (for each selection, the longest key it equals or lies under, and
+    each key itself), then the target's own ``unit_paths``."""
+    paths = {k: [str(p) for p in v] for k, v in defaults.items()}
+    for selection in unit:
+        keys = [k for k in defaults if selection == k or selection.startswith(k + ".")]
+        if keys and selection not in paths:
+            paths[selection] = paths[max(keys, key=len)]
+    paths.update({k: [str(p) for p in v] for k, v in own.items()})
+    return paths
+
+
+def requirements_missing(ctx, target, path=None):
+    """The ``requires`` of the target's change (by its own folder, for any
+    target) that its ``below`` lacks: ``[(change, folder), ...]``, [] for a
+    target whose folder is no change's.  A folder whose requirement is
+    missing must not be exported nor shipped: it applies, then fails (a
+    name only the required change defines)."""
+    changes = load_changes(ctx, path)
+    release = target.release
+    own = [c for c in changes.values()
+           if release in c.releases and c.folder_for(ctx.root, release) == target.patches]
+    if not own:
+        return []
+    return [(need, changes[need].folder_for(ctx.root, release)) for need in own[0].requires
+            if changes[need].folder_for(ctx.root, release) not in target.below]
 
 
 def _commit_modes(path, name, value, modes):
@@ -581,10 +797,12 @@ class PackagedStack:
 
 def packaged_stack(ctx, release, path=None):
     """The packaged stack of ``release``: the folders of the release's
-    ``<release>-all`` target (its ``below``, then its own ``patches``), or,
-    for a release without one (pike), its own target's.  The one place
-    that knows how targets.toml spells a packaged stack (``quilt``, and the
-    harness test that the READMEs name the same folders).
+    target with ``stack = true`` (every packaged change of ``[changes]``
+    that has a folder for it, whole, in order); in a targets file without
+    one, those of its ``<release>-all`` target (its ``below``, then its own
+    ``patches``) or its own target.  The one place that knows how
+    targets.toml spells a packaged stack (``quilt``, the harness tests of
+    the packagers' docs).
 
     :raises HarnessError: not a release of the targets file (the error lists
         them), or its stack target takes part of a folder (``below_upto``:
@@ -594,7 +812,8 @@ def packaged_stack(ctx, release, path=None):
     names = releases(ctx, path)
     if release not in names:
         raise HarnessError(f"unknown release {release!r} (releases: {', '.join(names)})")
-    target = known.get(f"{release}-all") or known.get(release)
+    stacks = [t for t in known.values() if t.stack and t.release == release]
+    target = stacks[0] if stacks else (known.get(f"{release}-all") or known.get(release))
     if target is None or target.release != release:
         raise HarnessError(f"release {release}: targets.toml has neither a target "
                            f"{release}-all nor a target {release}")

@@ -10,7 +10,7 @@ series kept in patches/.
 
 from novaseries import export, targets as targets_mod
 from novaseries.commands import common
-from novaseries.util import say
+from novaseries.util import HarnessError, say
 
 HELP = "write the tree's commits since base to patches/TARGET and its series"
 
@@ -33,6 +33,15 @@ def add_arguments(parser, ctx):
 
 def run(ctx, args):
     target = common.target(ctx, args)
+    missing = targets_mod.requirements_missing(ctx, target)
+    if missing:
+        # (it would apply, then fail: a name only the missing change defines)
+        raise HarnessError(
+            f"target {target.name}: {target.patches} requires "
+            + ", ".join(f"{name} ({folder})" for name, folder in missing)
+            + ", which the target does not stack on; refusing to export",
+            "targets.toml [changes] declares what each change requires; stack the "
+            "target on it (its change's `on`, or stack = true).")
     bugs = export.parse_bugs(args.bug, targets_mod.placeholders(ctx))
     author = export.parse_author(args.author) if args.author is not None else None
     out = args.out

@@ -6,9 +6,8 @@ Prepares two trees of the master target from its series:
   (the first patch that adds a test under
   ``nova/tests/functional/regressions/``): Nova as released, plus the test
   fixtures the series adds;
-* ``fixed``: what a packager ships: target ``master-all``, the whole
-  series with the separate changes stacked on it (``patches/rebuild/master``,
-  ``patches/unplugvifs/master``, ``patches/nodeleak/on-teardown/master``);
+* ``fixed``: what a packager ships: target ``master-all``, nova 34.0.0's
+  packaged stack (every packaged change of targets.toml ``[changes]``);
 
 then plays every scenario of ``scenarios/scenario_table.py`` in each tree
 (the scenario player, ``python -m novaseries.scenarios.play``), in
