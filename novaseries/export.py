@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 
 from novaseries import tree as tree_mod
-from novaseries.util import HarnessError, git, git_env, run, say
+from novaseries.util import LOG, HarnessError, git, git_env, run, say
 
 #: ``--abbrev=7``: the index lines' object names at git's historical
 #: length, not core.abbrev's "auto", which grows with the repository's
@@ -161,7 +161,22 @@ def add_trailers(files, trailers):
         run(["git", "interpret-trailers", "--in-place", *args, str(path)], env=git_env())
 
 
-def export(target, tree, out=None, bugs=None, signoff=False, trailers=(), author=None):
+def warn_placeholders(files, known):
+    """A warning for each placeholder of ``known`` (``{name: placeholder}``,
+    targets.toml ``[bugs]``) still in ``files`` once ``--bug`` replaced
+    some: a submission with a number left out carries the placeholder
+    in its file names, messages and reno links."""
+    for name, placeholder in (known or {}).items():
+        where = [f.name for f in files if placeholder in f.name or
+                 placeholder.encode() in f.read_bytes()]
+        if where:
+            LOG.warning(f"warning: bug placeholder {placeholder} left in {len(where)} "
+                        f"patch(es) ({where[0]}{', ...' if len(where) > 1 else ''}): give "
+                        f"its number with --bug {name}=NUMBER")
+
+
+def export(target, tree, out=None, bugs=None, signoff=False, trailers=(), author=None,
+           placeholders_known=None):
     """Export ``base..HEAD`` of ``tree`` into ``out`` (default: the target's
     patches folder) and rewrite its ``series``.  Returns the written names.
 
@@ -203,6 +218,8 @@ def export(target, tree, out=None, bugs=None, signoff=False, trailers=(), author
         if bugs or author:
             files = _rewrite(tree, files, bugs or {}, author, work / "final", start)
         add_trailers(files, trailers)
+        if bugs:
+            warn_placeholders(files, placeholders_known)
         names = _sync(files, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)

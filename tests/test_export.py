@@ -104,6 +104,17 @@ class ExportTest(helpers.ProjectTestCase):
         # the tree itself still has the placeholders
         self.assertTrue((self.work / "nova/tests/functional/test_bug_NNNNNNN.py").is_file())
 
+    def test_placeholder_left_warns(self):
+        out = self.tmp / "out"
+        proc = self.cli("export", "fake", "--tree", str(self.work), "--out", str(out),
+                        "--bug", "main=1234567")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("MMMMMMM", (out / "0002-Add-a-regression-test.patch").read_text())
+        self.assertIn("warning: bug placeholder MMMMMMM left in 1 patch(es) "
+                      "(0002-Add-a-regression-test.patch): give its number with "
+                      "--bug userdelete=NUMBER", proc.stderr + proc.stdout)
+        self.assertNotIn("NNNNNNN left", proc.stderr + proc.stdout)
+
     def test_bad_bug_option(self):
         for value in ("nosuch=1", "main=abc", "main"):
             proc = self.cli("export", "fake", "--tree", str(self.work), "--bug", value)

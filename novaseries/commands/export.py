@@ -42,7 +42,8 @@ def run(ctx, args):
             + ", which the target does not stack on; refusing to export",
             "targets.toml [changes] declares what each change requires; stack the "
             "target on it (its change's `on`, or stack = true).")
-    bugs = export.parse_bugs(args.bug, targets_mod.placeholders(ctx))
+    known = targets_mod.placeholders(ctx)
+    bugs = export.parse_bugs(args.bug, known)
     author = export.parse_author(args.author) if args.author is not None else None
     out = args.out
     if out is None and (bugs or args.signoff or args.trailer or author):
@@ -52,5 +53,5 @@ def run(ctx, args):
         say(f"export: --bug/--signoff/--trailer/--author given: writing to {out} "
             f"(patches/{target.name} is left as it is; --out to choose)")
     export.export(target, args.tree or ctx.tree(target.name), out, bugs,
-                  args.signoff, args.trailer, author=author)
+                  args.signoff, args.trailer, author=author, placeholders_known=known)
     return 0
