@@ -140,10 +140,11 @@ def dep3(patch, bugs=None, forwarded=None):
     """``(bytes, placeholders)``: the quilt patch of :class:`FormatPatch`
     ``patch``: DEP-3 headers (``Description``, ``Author``, one ``Bug`` per
     bug number, ``Forwarded``, ``Last-Update``), a ``---`` line, then its
-    ``tail`` unchanged.
+    ``tail`` (the diff).
 
     ``bugs``: ``{placeholder: number}`` (:func:`novaseries.export.parse_bugs`)
-    replaced in the subject and message; ``forwarded``: ``{Change-Id: URL}``
+    replaced everywhere, as ``export --bug`` does: the subject, the
+    message and the diff (file names, renos' bug links); ``forwarded``: ``{Change-Id: URL}``
     (``Forwarded: <URL>``; else ``Forwarded: no``).  ``placeholders``: the
     bug values left that are not numbers (no ``Bug`` header for them).
     """
@@ -155,7 +156,17 @@ def dep3(patch, bugs=None, forwarded=None):
     lines += [f"Bug: {BUG_URL.format(v)}" for v in values if v.isdigit()]
     lines += [f"Forwarded: {(forwarded or {}).get(patch.change_id) or 'no'}",
               f"Last-Update: {patch.date}", "---", ""]
-    return "\n".join(lines).encode() + patch.tail, [v for v in values if not v.isdigit()]
+    return ("\n".join(lines).encode() + substitute_bytes(patch.tail, bugs),
+            [v for v in values if not v.isdigit()])
+
+
+def substitute_bytes(data, bugs):
+    """``data`` (bytes) with each placeholder of ``bugs`` replaced (a
+    placeholder and a Launchpad number have the same length: the diff's
+    hunks stay as they are)."""
+    for placeholder, number in (bugs or {}).items():
+        data = data.replace(placeholder.encode(), number.encode())
+    return data
 
 
 def folder_label(root, folder, release):
@@ -222,7 +233,8 @@ def build(root, stack, bugs=None, forwarded=None, known=None):
             name = f"{number:04d}-{label}-{export.substitute(path.name, bugs or {})}"
             entries.append(Entry(name, path, data))
             empty += [(name, f) for f in empty_new_files(patch.tail)]
-            for value in placeholders:
+            for value in dict.fromkeys([*placeholders, *(
+                    v for v in (known or {}).values() if v.encode() in data)]):
                 left.setdefault(value, []).append(name)
     unknown = sorted(set(forwarded or ()) - change_ids)
     if unknown:
@@ -414,12 +426,13 @@ def folders(stack):
     return f"{len(stack.folders)} folder{'' if len(stack.folders) == 1 else 's'}"
 
 
-def check(ctx, stack, folder):
+def check(ctx, stack, folder, bugs=None):
     """Prove the quilt series in ``folder`` on ``stack``'s sdist (fetched and
     sha256-checked into the sdist cache): applied with :data:`PATCH` to a
     fresh extraction, and, where dpkg-source is installed, as a ``3.0
     (quilt)`` source package built and extracted, it gives the tree
-    ``git am`` of the folders gives (prepared in a temporary folder).
+    ``git am`` of the folders gives (prepared in a temporary folder; with
+    ``bugs``, of the folders' patches with the same placeholders replaced).
     Returns what was checked, lines to print.
 
     :raises HarnessError: a patch does not apply, or a tree differs.
@@ -431,6 +444,11 @@ def check(ctx, stack, folder):
         reference = work / "git-am"
         tree_mod.create_base(target, reference, ctx.sdist_cache)
         patches = [path for _, paths in stack.series() for path in paths]
+        if bugs:
+            (work / "substituted").mkdir()
+            for i, path in enumerate(list(patches)):
+                patches[i] = work / "substituted" / f"{i:04d}.patch"
+                patches[i].write_bytes(substitute_bytes(path.read_bytes(), bugs))
         tree_mod.apply_series(reference, patches)
         applied = work / "patch" / f"nova-{target.version}"
         sdist_mod.extract(sdist, applied)
@@ -461,7 +479,7 @@ def quilt(ctx, stack, out, bugs=None, forwarded=None, known=None, verify=False):
     refuse_out(out)
     entries = build(ctx.root, stack, bugs, forwarded, known)
     lines = []
-    write(entries, out, (lambda folder: lines.extend(check(ctx, stack, folder)))
+    write(entries, out, (lambda folder: lines.extend(check(ctx, stack, folder, bugs)))
           if verify else None)
     say(f"quilt: {len(entries)} patches of {folders(stack)} -> {out}/series")
     return entries, lines

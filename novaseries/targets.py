@@ -689,18 +689,18 @@ def _unit_paths(unit, defaults, own):
 
 
 def requirements_missing(ctx, target, path=None):
-    """The ``requires`` of the target's change (by its own folder, for any
-    target) that its ``below`` lacks: ``[(change, folder), ...]``, [] for a
-    target whose folder is no change's.  A folder whose requirement is
-    missing must not be exported nor shipped: it applies, then fails (a
-    name only the required change defines)."""
+    """The ``requires`` of the change whose folder is the target's own
+    (found by the folder, whatever the target's release or venv says) that
+    its ``below`` lacks: ``[(change, folder), ...]``, [] for a target whose
+    folder is no change's.  A folder whose requirement is missing must not
+    be exported nor shipped: it does not apply, or its tests fail."""
     changes = load_changes(ctx, path)
-    release = target.release
-    own = [c for c in changes.values()
-           if release in c.releases and c.folder_for(ctx.root, release) == target.patches]
+    own = [(c, release) for c in changes.values() for release in c.releases
+           if c.folder_for(ctx.root, release) == target.patches]
     if not own:
         return []
-    return [(need, changes[need].folder_for(ctx.root, release)) for need in own[0].requires
+    change, release = own[0]
+    return [(need, changes[need].folder_for(ctx.root, release)) for need in change.requires
             if changes[need].folder_for(ctx.root, release) not in target.below]
 
 

@@ -133,7 +133,8 @@ class QuiltTest(helpers.ProjectTestCase):
         self.assertIn("bug placeholder NNNNNNN left in 2 patch(es) "
                       f"({SERIES[0]}, ...)", log)
         self.assertIn("give its number with --bug main=NUMBER", log)
-        self.assertIn(f"bug placeholder MMMMMMM left in 1 patch(es) ({SERIES[2]})", log)
+        # (in a message's footer, or only in a diff: SERIES[1]'s test)
+        self.assertIn(f"bug placeholder MMMMMMM left in 2 patch(es) ({SERIES[1]}, ...)", log)
         self.assertIn("--bug userdelete=NUMBER", log)
         first = self.written(SERIES[0]).decode()
         self.assertNotIn("\nBug", first.split("\n---\n")[0])
@@ -150,8 +151,9 @@ class QuiltTest(helpers.ProjectTestCase):
                       first)
         second = self.written(SERIES[1]).decode()
         self.assertIn("\nBug: https://bugs.launchpad.net/nova/+bug/1234567\n", second)
-        # the diff is the folder's: its file names keep the placeholder
-        self.assertIn("+++ b/nova/tests/functional/test_bug_NNNNNNN.py", second)
+        # the diff gets the numbers too (file names, contents), as export's
+        self.assertIn("+++ b/nova/tests/functional/test_bug_1234567.py", second)
+        self.assertNotIn("NNNNNNN", "".join(self.written(n).decode() for n in SERIES))
         bad = self.cli("quilt", "fake", "--out", str(self.tmp / "bad"), "--bug", "main=x")
         self.assertEqual((1, 1), (bad.returncode, bad.stderr.count("\n")), bad.stderr)
         self.assertFalse((self.tmp / "bad").exists())
@@ -214,6 +216,15 @@ class QuiltTest(helpers.ProjectTestCase):
                           "(dpkg-source -x) to the same tree, but for the empty file(s) it "
                           "leaves out (patch -E): nova/virt/pkg/__init__.py", proc.stdout)
         self.assertEqual(SERIES, (self.out / "series").read_text().splitlines())
+
+    def test_check_with_bug_numbers(self):
+        # the reference tree gets the same numbers: the check passes, and
+        # the files that carried a placeholder in their name are there
+        proc = self.cli("quilt", "fake", "--out", str(self.out), "--check",
+                        "--bug", "main=1234567", "--bug", "userdelete=7654321")
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn("check: 4 patches applied with patch -p1", proc.stdout)
+        self.assertIn("test_bug_1234567.py", self.written(SERIES[1]).decode())
 
     def test_check_failure_leaves_nothing(self):
         entries = quilt.build(self.ctx.root, self.stack)

@@ -35,7 +35,6 @@ def run(ctx, args):
     target = common.target(ctx, args)
     missing = targets_mod.requirements_missing(ctx, target)
     if missing:
-        # (it would apply, then fail: a name only the missing change defines)
         raise HarnessError(
             f"target {target.name}: {target.patches} requires "
             + ", ".join(f"{name} ({folder})" for name, folder in missing)
