@@ -4,6 +4,7 @@ evaluate, the verdict table, the ci step's unittest parsing and the
 
 import argparse
 import ast
+import dataclasses
 import re
 import unittest
 
@@ -25,9 +26,12 @@ OTHER = '33333333-3333-4333-8333-333333333333'
 IMAGE = '66666666-6666-4666-8666-666666666666'
 SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_real',
+PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_kinds',
+                                              'play_record', 'play_real',
                                               'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
+PLAY_FAKE = SCENARIOS_DIR / 'play_fake.py'
+PLAY_KINDS = SCENARIOS_DIR / 'play_kinds.py'
 CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
 
@@ -107,10 +111,12 @@ class TableTest(unittest.TestCase):
             self.assertEqual([], [n.module for n in tree.body if isinstance(
                 n, ast.ImportFrom) and n.module in ('scenario_table', 'bench_table',
                                                     'real_backend')], path.name)
-        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'}, taken)
+        self.assertEqual({'ACTIONS', 'BY_NAME', 'KINDS', 'OTHER_INSTANCE', 'SCENARIOS'},
+                         taken)
         # ... and the table needs nothing but its checks, which need
         # nothing but the standard library
-        for path, allowed in ((TABLE, {'novaseries.scenarios.checks'}),
+        for path, allowed in ((TABLE, {'novaseries.scenarios.checks', 'dataclasses',
+                                       'typing'}),
                               (CHECKS, {'re'})):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -118,6 +124,51 @@ class TableTest(unittest.TestCase):
                         else [node.module]
                     for name in names:
                         self.assertIn(name, allowed, path)
+
+    def test_player_dispatches_through_the_tables(self):
+        # play_fake imports Nova: read it.  KIND_PLAYERS names a method of
+        # ScenarioTest for every kind of the table, ACTION_PLAYERS one
+        # (_act_<action>) for every action, and _act and _run dispatch
+        # through them (no if/elif on a kind or an action left).
+        source = PLAY_FAKE.read_text()
+        kinds = ast.parse(PLAY_KINDS.read_text())
+        methods = {n.name for tree, name in ((ast.parse(source), 'ScenarioTest'),
+                                             (kinds, 'KindPlayers'))
+                   for case in tree.body if isinstance(case, ast.ClassDef)
+                   and case.name == name
+                   for n in case.body if isinstance(n, ast.FunctionDef)}
+        players = next(ast.literal_eval(n.value) for n in kinds.body
+                       if isinstance(n, ast.Assign)
+                       and getattr(n.targets[0], 'id', '') == 'KIND_PLAYERS')
+        self.assertEqual(set(table.KINDS), set(players))
+        self.assertEqual([], sorted(set(players.values()) - methods))
+        acts = {'_act_' + a.replace('-', '_') for a in table.ACTIONS}
+        self.assertEqual([], sorted(acts - methods))
+        self.assertEqual([], sorted(m for m in methods if m.startswith('_act_')
+                                    and m not in acts))
+        self.assertIsNone(re.search(r"elif (sc\.kind|action) ==", source))
+        # every kind and action of the table is played by some scenario
+        self.assertEqual(set(table.KINDS), {sc.kind for sc in table.SCENARIOS})
+        used = {sc.action for sc in table.SCENARIOS} | {
+            step[1] for sc in table.SCENARIOS for step in sc.then}
+        self.assertEqual(set(table.ACTIONS), used - {None})
+
+    def test_unknown_kind_action_or_step_refused(self):
+        for kwargs, error in (
+                (dict(kind='bulid'), "unknown kind 'bulid'"),
+                (dict(action='undeploi'), "unknown action 'undeploi'"),
+                (dict(then=[(2, 'nosuch')]), 'a step of then'),
+                (dict(then=[(2, 'delete', 'deploy')]), 'a step of then'),
+                (dict(then=[('2', 'delete')]), 'a step of then'),
+                (dict(nodes=0), 'nodes and max_attempts'),
+                (dict(max_attempts=0), 'nodes and max_attempts')):
+            with self.subTest(kwargs=kwargs), self.assertRaisesRegex(ValueError, error):
+                table.Scenario('x', 'x', **kwargs)
+        sc = table.Scenario('x', 'x', then=[[1, 'delete', 'teardown']])
+        self.assertEqual(((1, 'delete', 'teardown'),), sc.then)
+        self.assertEqual([[1, 'delete', 'teardown']], sc.describe()['then'])
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            sc.kind = 'rebuild'
 
     def test_real_ironic_tests_exist(self):
         source = (helpers.REPO / 'novaseries' / 'ironic' / 'driver_tests' /
@@ -136,7 +187,7 @@ class TableTest(unittest.TestCase):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
         runner = ''.join((SCENARIOS_DIR / f'{m}.py').read_text()
-                         for m in ('play_fake', 'play_real'))
+                         for m in ('play_fake', 'play_kinds', 'play_record', 'play_real'))
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))
@@ -703,7 +754,7 @@ class BugFirstTest(unittest.TestCase):
         # a bug check not listed in fixed comes first too
         leak = table.Scenario('x', 'x', fixed=[checks.status('DELETED')],
                               bug=[checks.first_node_leaked])
-        self.assertEqual([checks.first_node_leaked, leak.fixed[1]], leak.fixed[:2])
+        self.assertEqual((checks.first_node_leaked, leak.fixed[1]), leak.fixed[:2])
 
     def test_outage_outlasts_retries(self):
         # the released tree: a fault in other words, and the node left in
