@@ -9,7 +9,8 @@ inside the player.
 
 Inside a Nova tree, with Nova's venv: the scenario player, ``python -m
 novaseries.scenarios.play`` (``play``; ``play_fake`` against the fake
-Ironic, ``play_real`` against a real one, ``play_bench`` the benchmark,
-``watch`` what the builds do); these import Nova and the harness never
-imports them.
+Ironic, with ``play_kinds``, each kind's start, and ``play_record``, the
+observation; ``play_real`` against a real one, ``play_bench`` the
+benchmark, ``watch`` what the builds do); these import Nova and the
+harness never imports them.
 """
