@@ -696,12 +696,19 @@ def requirements_missing(ctx, target, path=None):
     be exported nor shipped: it does not apply, or its tests fail."""
     changes = load_changes(ctx, path)
     own = [(c, release) for c in changes.values() for release in c.releases
-           if c.folder_for(ctx.root, release) == target.patches]
+           if _same(c.folder_for(ctx.root, release), target.patches)]
     if not own:
         return []
     change, release = own[0]
     return [(need, changes[need].folder_for(ctx.root, release)) for need in change.requires
-            if changes[need].folder_for(ctx.root, release) not in target.below]
+            if not any(_same(changes[need].folder_for(ctx.root, release), below)
+                       for below in target.below)]
+
+
+def _same(one, other):
+    """Whether two folder paths name the same folder (``..``, ``.`` and
+    a trailing slash aside)."""
+    return pathlib.Path(one).resolve() == pathlib.Path(other).resolve()
 
 
 def _commit_modes(path, name, value, modes):
@@ -774,8 +781,12 @@ def get(ctx, name):
 
 
 def releases(ctx, path=None):
-    """The Nova releases of the targets file, in file order: each target's
-    :attr:`Target.release` (``master``, ``2026.1``, ..., ``pike``), once."""
+    """The Nova releases of the targets file, in file order: the keys of
+    ``[releases]`` (``master``, ``2026.1``, ..., ``pike``); in a file
+    without one, each target's :attr:`Target.release`, once."""
+    declared = load_releases(ctx, path)
+    if declared:
+        return list(declared)
     return list(dict.fromkeys(t.release for t in load(ctx, path).values()))
 
 
@@ -821,6 +832,11 @@ def packaged_stack(ctx, release, path=None):
         raise HarnessError(f"release {release}: target {target.name} applies "
                            f"{target.below[0]} up to {target.below_upto} only; packagers "
                            "apply whole folders")
+    missing = requirements_missing(ctx, target, path)
+    if missing:
+        raise HarnessError(f"release {release}: target {target.name}'s {target.patches} "
+                           "requires " + ", ".join(f"{n} ({f})" for n, f in missing)
+                           + ", which it does not stack on")
     return PackagedStack(release, target, (*target.below, target.patches))
 
 

@@ -182,6 +182,31 @@ class DeclaredTest(unittest.TestCase):
                              targets.requirements_missing(ctx, targets.get(ctx, "hand")))
 
 
+class HandWrittenTargetTest(unittest.TestCase):
+    """A target written by hand (no release) is no release, and its
+    folders are compared as folders, however spelt."""
+
+    ctx = DeclaredTest.ctx
+
+    HAND = TOML + (f'\n[targets.hand]\nversion = "1.0.0"\nsha256 = "{SHA}"\n'
+                   'pins = "pins/one.txt"\npatches = "patches/../patches/top/one"\n'
+                   'below = {below}\n')
+
+    def test_not_a_release(self):
+        ctx = self.ctx(self.HAND.replace("{below}", '["patches/one"]'))
+        self.assertEqual(["one", "two"], targets.releases(ctx))
+        with self.assertRaisesRegex(HarnessError, "unknown release 'hand'"):
+            targets.packaged_stack(ctx, "hand")
+
+    def test_folders_compared_resolved(self):
+        ctx = self.ctx(self.HAND.replace("{below}", '["patches/one"]'))
+        self.assertEqual([("fix", ctx.root / "patches/fix/one")],
+                         targets.requirements_missing(ctx, targets.get(ctx, "hand")))
+        ctx = self.ctx(self.HAND.replace(
+            "{below}", '["./patches/one/", "patches/x/../fix/one"]'))
+        self.assertEqual([], targets.requirements_missing(ctx, targets.get(ctx, "hand")))
+
+
 class ExportRefusesTest(helpers.ProjectTestCase):
     """export refuses a target whose folder's requirement it does not
     stack on, before it reads the tree."""
