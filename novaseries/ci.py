@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 
-from novaseries import cisteps, commit_checks, runner, targets as targets_mod
+from novaseries import cisteps, commit_checks, cores, targets as targets_mod, testrun, venvs
 from novaseries import tree as tree_mod
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, totals, totals_line
 from novaseries.util import LOG, HarnessError, say
@@ -69,9 +69,9 @@ def target_job(ctx, target, timings):
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
     t0 = time.monotonic()
-    for moded in runner.modes(target):
-        if not runner.mode_interpreter_missing(moded):  # else test_modes says so
-            runner.ensure_venv(ctx, moded)
+    for moded in venvs.modes(target):
+        if not venvs.mode_interpreter_missing(moded):  # else test_modes says so
+            venvs.ensure_venv(ctx, moded)
     timings.append((f"{target.name} venv install ({', '.join(target.modes) or 'no mode'})",
                     time.monotonic() - t0))
     t0 = time.monotonic()
@@ -79,7 +79,7 @@ def target_job(ctx, target, timings):
         if target.check_commits:
             return commit_checks.check_commits(ctx, target, tree,
                                                before_last=original.ci_commit_target())
-        return runner.test_modes(ctx, target, tree)
+        return testrun.test_modes(ctx, target, tree)
     finally:
         timings.append((f"{target.name} tests", time.monotonic() - t0))
 
@@ -129,8 +129,8 @@ def run_jobs(jobs, parallel):
     its ``deps`` have ended, in list order otherwise; return
     ``{name: (outcomes, timings)}``.
 
-    While jobs run, :func:`novaseries.runner.mode_concurrency` shares the
-    cores out between those running (:func:`runner.job_started`).  A job
+    While jobs run, :func:`novaseries.cores.mode_concurrency` shares the
+    cores out between those running (:func:`cores.job_started`).  A job
     that raises is recorded as one failed Outcome; the others go on.
 
     :raises HarnessError: if a job depends on one that is not in ``jobs``
@@ -157,14 +157,14 @@ def run_jobs(jobs, parallel):
 
     def run(job, counted=True):
         if counted:
-            runner.job_started()
+            cores.job_started()
         try:
             results[job.name] = job.func()
         except BaseException as exc:  # the job's own handler missed it
             results[job.name] = ([_failure(job.name, exc)], [])
         finally:
             if counted:
-                runner.job_ended()
+                cores.job_ended()
             with cond:
                 done.add(job.name)
                 cond.notify_all()

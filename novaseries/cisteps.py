@@ -18,7 +18,7 @@
   against a real Ironic 39.0.0 per tree;
 * ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
   packager ships (:func:`novaseries.pep8job.run_mypy`), once per release
-  (the hooks of the job run at every commit, in ``runner.test_tree``).
+  (the hooks of the job run at every commit, in ``testrun.test_tree``).
 
 Each runs in the default mode of targets.toml ``[modes]``
 (:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
@@ -30,7 +30,7 @@ import json
 import re
 import typing
 
-from novaseries import pep8job, runner
+from novaseries import pep8job, venvs
 from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
@@ -103,7 +103,7 @@ def real_ironic_step(ctx):
     target = targets_mod.get(ctx, "master-all")
     ci_modes = targets_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
-    venv, _ = runner.ensure_venv(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
         env = mainjob_trees.mode_target(target, mode).mode.env
@@ -274,7 +274,7 @@ def pike_real_ironic_step(ctx):
     if missing:
         return [missing]
     tree = tree_mod.prepare(ctx, target)
-    venv, _ = runner.ensure_venv(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
     log_dir = ctx.results("pike-realironic")
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",

@@ -5,13 +5,13 @@ another folder's series, its own commits only) the commit message is
 linted (:mod:`novaseries.lint`), then the commit is checked out in a
 separate detached worktree (``build/check/TARGET``; the user's tree is not
 touched) and the targeted tests and flake8 run there, in each of the
-target's concurrency modes (:func:`runner.test_modes`).
+target's concurrency modes (:func:`testrun.test_modes`).
 Before the last commit, a commit runs the unit selections of the code it
 touches and every functional test module of the target's own commits
 present at that commit (as Nova's gate runs every test at every change: a
 commit that breaks an earlier commit's test fails there, not only at the
 end), and the unit selections are not re-run at a commit that only
-touches paths no unit test can see (:data:`runner.UNIT_IRRELEVANT`); the
+touches paths no unit test can see (:data:`selecting.UNIT_IRRELEVANT`); the
 last commit's run is that of ``novaseries test`` at HEAD: every unit
 selection of the target (whatever the series touches: one that selects
 nothing fails), every functional module of the target's own commits and
@@ -21,7 +21,7 @@ leaves that series' functional modules to the target that owns it and to
 the combined target that runs them all on the whole stack (``-all``).
 """
 
-from novaseries import lint, runner
+from novaseries import lint, selecting, testrun
 from novaseries import tree as tree_mod
 from novaseries.outcomes import Outcome
 from novaseries.util import LOG, git, say
@@ -73,13 +73,13 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
             say(f"=== {label} {subject}")
             skip, only, touched = "", None, None
             files = git(work, "diff", "--name-only", f"{commit}~1", commit).split("\n")
-            if 1 < number < len(commits) and not runner.unit_relevant(files):
+            if 1 < number < len(commits) and not selecting.unit_relevant(files):
                 skip = "this commit only touches functional tests, docs or release notes"
             if number < len(commits):
                 # before the last commit: every functional module of the
                 # target's commits up to this one (no functional
                 # selection), the unit selections of what it touches
-                only = runner.functional_modules(work, commit, since)
+                only = selecting.functional_modules(work, commit, since)
                 touched = files
             # every mode at the last commit; before it, before_last's (the
             # target's commit_modes, all if it names none)
@@ -87,7 +87,7 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
                 moded = target
             else:
                 moded = before_last or target.commit_target()
-            outcomes += runner.test_modes(ctx, moded, work, rev=commit, label=label,
-                                          skip_unit=skip, functional_only=only,
-                                          touched=touched, functional_since=since)
+            outcomes += testrun.test_modes(ctx, moded, work, rev=commit, label=label,
+                                           skip_unit=skip, functional_only=only,
+                                           touched=touched, functional_since=since)
     return outcomes

@@ -28,7 +28,7 @@ on the files the commit or the series touches):
   flake8 and pycodestyle lower than autopep8 gets).  Where the target's
   own venv has the same hacking, flake8, pycodestyle, pyflakes and mccabe
   (nova 34.0.0), the hacking hook is the flake8 run beside this one
-  (``runner.run_flake8``) and does not run twice;
+  (``flake8_run.run_flake8``) and does not run twice;
 * a hook that fixes files (trailing-whitespace, mixed-line-ending,
   fix-byte-order-marker, autopep8) runs on a scratch copy of the files
   (with the tree's root config files, where autopep8 reads its
@@ -47,7 +47,7 @@ on the files the commit or the series touches):
   step), the command of ``[testenv:mypy]`` (33.x, 34.0.0) or the hook's
   (31.x, 32.x: the hook's default args on the tracked files its ``files``
   selects);
-* pike (no pre-commit): its ``tox -e pep8`` is flake8 (``runner.run_flake8``,
+* pike (no pre-commit): its ``tox -e pep8`` is flake8 (``flake8_run.run_flake8``,
   with pike's hacking, in its Python 2.7 venv) and the JSON checks of
   ``doc/`` (no carriage return; ``python -m json.tool`` reads it), on the
   touched JSON files under ``doc/``.
@@ -182,7 +182,7 @@ PEP8_COMMANDS = {PRE_COMMIT_RUN, "{[testenv:mypy]commands}"}
 MYPY_FROM_TOX = "mypy"
 MYPY_HOOK = PRE_COMMIT_RUN + " mypy"
 #: pike's ``[testenv:pep8]`` commands, all of which run here: flake8
-#: (``runner.run_flake8``) and the two JSON checks of doc/.
+#: (``flake8_run.run_flake8``) and the two JSON checks of doc/.
 LEGACY_PEP8 = (
     "bash tools/flake8wrap.sh {posargs}",
     "bash -c \"! find doc/ -type f -name *.json | xargs grep -U -n $'\\r'\"",
@@ -458,7 +458,7 @@ def tabs(files, tree):
 
 
 def flake8_is_hook(target, hacking_pins):
-    """Whether the target's own flake8 (its venv: ``runner.run_flake8``)
+    """Whether the target's own flake8 (its venv: ``flake8_run.run_flake8``)
     is the hacking hook's: the same versions of :data:`FLAKE8_SET`."""
     if not hacking_pins.is_file() or not target.pins.is_file():
         return False
@@ -468,9 +468,9 @@ def flake8_is_hook(target, hacking_pins):
 
 def run(ctx, target, tree, venv, rev="HEAD", label=None, touched=None):
     """The pep8 job's checks on the files touched by ``base..rev`` (or
-    ``touched``: a commit's own), for ``runner.test_tree``: the hooks of
+    ``touched``: a commit's own), for ``testrun.test_tree``: the hooks of
     the tree's ``.pre-commit-config.yaml`` (:func:`run_hooks`), or pike's
-    JSON checks (:func:`run_legacy`; its flake8 is ``runner.run_flake8``).
+    JSON checks (:func:`run_legacy`; its flake8 is ``flake8_run.run_flake8``).
     ``venv``: the target's own venv.  Returns a list of Outcomes; a
     failure to set up (a venv that does not install, a config that cannot
     be read) is a failed Outcome, not an exception."""

@@ -115,7 +115,7 @@ class Target:
     #: ``{unit selection: [path prefix, ...]}``: a selection listed here
     #: runs at a commit before the last only when the commit touches one
     #: of its paths; at HEAD (and the last commit) every selection runs
-    #: (:func:`novaseries.runner.unit_filters`).
+    #: (:func:`novaseries.selecting.unit_filters`).
     unit_paths: dict = dataclasses.field(default_factory=dict)
     #: The concurrency modes the target's tests run in, in order
     #: (``{name: Mode}``); see :meth:`in_mode`.
@@ -130,7 +130,7 @@ class Target:
     #: touches, for coverage of the Nova code it changes: run at HEAD
     #: (``test``) and at check-commits' last commit only, in the mode's
     #: functional suite, in the same stestr run as the touched modules
-    #: (:func:`novaseries.runner.test_tree`); each counted on its own, one
+    #: (:func:`novaseries.testrun.test_tree`); each counted on its own, one
     #: that selects no test fails.
     functional: list = dataclasses.field(default_factory=list)
     #: The change of ``[changes]`` whose folder is the target's own

@@ -4,7 +4,7 @@ import threading
 import unittest
 from unittest import mock
 
-from novaseries import ci, runner
+from novaseries import ci, cores
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 
@@ -51,7 +51,7 @@ class RunJobsTest(unittest.TestCase):
 
         def job():
             both.wait()  # BrokenBarrierError unless both run at once
-            seen.append(runner.mode_concurrency(1))
+            seen.append(cores.mode_concurrency(1))
             both.wait()
             return [Outcome("job", passed=1)]
 
@@ -59,8 +59,8 @@ class RunJobsTest(unittest.TestCase):
             results = ci.run_jobs([_job("a", job), _job("b", job)], parallel=2)
             self.assertEqual([2, 2], seen)
             # alone again: stestr's own default, one worker per core
-            self.assertIsNone(runner.mode_concurrency(1))
-            self.assertEqual(2, runner.mode_concurrency(2))
+            self.assertIsNone(cores.mode_concurrency(1))
+            self.assertEqual(2, cores.mode_concurrency(2))
         self.assertEqual({"a": 1, "b": 1},
                          {name: sum(o.passed for o in out) for name, (out, _) in
                           results.items()})
@@ -85,7 +85,7 @@ class RunJobsTest(unittest.TestCase):
         self.assertEqual(1, failed.failed)
         self.assertIn("boom", failed.note)
         self.assertEqual(1, results["after"][0][0].passed)
-        self.assertIsNone(runner.mode_concurrency(1))
+        self.assertIsNone(cores.mode_concurrency(1))
 
     def test_steps_start_right_after_their_targets(self):
         jobs = [ci.Job("master", list), ci.Job("2026.1", list), ci.Job("pike", list),
@@ -118,7 +118,7 @@ class LightJobTest(unittest.TestCase):
             return [Outcome("heavy", passed=1)]
 
         def light():
-            seen.append(runner.mode_concurrency(1))
+            seen.append(cores.mode_concurrency(1))
             light_ran.set()
             return [Outcome("light", passed=1)]
 

@@ -18,7 +18,7 @@ DOC = helpers.REPO / "doc" / "ci.rst"
 #: The directive line of the table in doc/ci.rst.
 DIRECTIVE = ".. list-table:: What ci runs: Nova's test modules x release and mode"
 #: The row of the functional test modules a target's series touches (not a
-#: selection of targets.toml: runner.functional_selections finds them).
+#: selection of targets.toml: selecting.functional_selections finds them).
 OWN_FUNCTIONAL = "the functional test modules the patches touch"
 #: When a run happens: at every commit of a check-commits target (a unit
 #: selection with unit_paths: at each commit that touches its paths), at

@@ -125,7 +125,7 @@ class CiStepTest(unittest.TestCase):
                     mock.patch.object(cisteps, "missing_interpreter", return_value=None), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.tree_mod, "scratch_worktree"), \
-                    mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \
                     mock.patch.object(cisteps.selftest, "run_pike",
                                       return_value=results) as selftest, \
                     mock.patch.object(cisteps, "say"):
@@ -205,7 +205,7 @@ class RealIronicStepTest(unittest.TestCase):
                     mock.patch.object(cisteps.targets_mod, "default_modes",
                                       return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
-                    mock.patch.object(cisteps.runner, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \
                     mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
                     mock.patch.object(cisteps.selftest, "run",
                                       side_effect=selftest) as run, \

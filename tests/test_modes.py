@@ -1,5 +1,5 @@
 """Nova's concurrency modes: targets.toml ``[modes]``, Target.in_mode,
-runner.test_modes (per-mode env, suites, exclude lists, labels) and the
+testrun.test_modes (per-mode env, suites, exclude lists, labels) and the
 main job's per-mode JSON and side-by-side benchmark table."""
 
 import pathlib
@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import benchreport, runner, targets, util
+from novaseries import benchreport, cores, selecting, stestr_run, targets, testrun, util, venvs
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 from tests import helpers
@@ -263,8 +263,8 @@ class ModesTest(unittest.TestCase):
             return []
         with mock.patch.object(targets.Target, "series_status", return_value=(None, "")), \
                 mock.patch.object(tree_mod, "prepare", return_value=self.ctx.root), \
-                mock.patch.object(runner, "ensure_venv", return_value=(self.ctx.root, False)), \
-                mock.patch.object(runner, "mode_interpreter_missing", return_value=""), \
+                mock.patch.object(venvs, "ensure_venv", return_value=(self.ctx.root, False)), \
+                mock.patch.object(venvs, "mode_interpreter_missing", return_value=""), \
                 mock.patch.object(commit_checks, "check_commits", check):
             ci.target_job(mock.Mock(), new, [])
         self.assertEqual(("unit",), seen["last"].modes["eventlet"].suites)
@@ -317,12 +317,12 @@ class ModesTest(unittest.TestCase):
         threading, eventlet = new.in_mode("threading").mode, new.in_mode("eventlet").mode
         self.assertEqual((2, 1), (threading.functional_workers_per_core,
                                   eventlet.functional_workers_per_core))
-        self.assertEqual(2, runner.functional_concurrency(threading, 1))
-        self.assertEqual(1, runner.functional_concurrency(eventlet, 1))
-        self.assertIsNone(runner.functional_concurrency(eventlet, None))
-        self.assertIsNone(runner.functional_concurrency(None, None))
+        self.assertEqual(2, cores.functional_concurrency(threading, 1))
+        self.assertEqual(1, cores.functional_concurrency(eventlet, 1))
+        self.assertIsNone(cores.functional_concurrency(eventlet, None))
+        self.assertIsNone(cores.functional_concurrency(None, None))
         with mock.patch("os.cpu_count", return_value=2):
-            self.assertEqual(4, runner.functional_concurrency(threading, None))
+            self.assertEqual(4, cores.functional_concurrency(threading, None))
         for bad in ('0', '5', '"2"', 'true', '1.5'):
             with self.assertRaisesRegex(util.HarnessError, "functional_workers_per_core"):
                 self.load(TOML.replace('[targets.new.modes.threading]\n',
@@ -512,7 +512,7 @@ class FunctionalSelectionTableTest(unittest.TestCase):
                 self.assertIn(selection, shipped.functional)
 
     def test_no_selection_is_swallowed_by_an_earlier_one(self):
-        # runner.split_by_filter counts a test under the first selection
+        # stestr_run.split_by_filter counts a test under the first selection
         # that matches it: a selection whose name an earlier one matches
         # (test_compute_mgr after test_compute) would count nothing and
         # fail with "ran no tests" at the end of a CI run
@@ -551,7 +551,7 @@ class PackagerSequenceTest(unittest.TestCase):
 
 
 class TestModesTest(unittest.TestCase):
-    """runner.test_modes: one test_tree per mode, flake8 once, a missing
+    """testrun.test_modes: one test_tree per mode, flake8 once, a missing
     mode interpreter skipped (a failure under CI=true)."""
 
     def setUp(self):
@@ -566,12 +566,12 @@ class TestModesTest(unittest.TestCase):
             calls.append((moded.mode_name, moded.env["OS_NOVA_DISABLE_EVENTLET_PATCHING"],
                           venv, flake8, concurrency))
             return [Outcome(f"{label} [{moded.mode_name}]", passed=1)]
-        with mock.patch.object(runner, "test_tree", test_tree), \
-                mock.patch.object(runner, "ensure_venv",
+        with mock.patch.object(testrun, "test_tree", test_tree), \
+                mock.patch.object(venvs, "ensure_venv",
                                   lambda ctx, t: (t.venv_name, 0)), \
-                mock.patch.object(runner, "mode_interpreter_missing",
+                mock.patch.object(venvs, "mode_interpreter_missing",
                                   lambda t: missing if t.mode.interpreter else ""):
-            return calls, runner.test_modes(self.ctx, target, "tree", label="x", **kwargs)
+            return calls, testrun.test_modes(self.ctx, target, "tree", label="x", **kwargs)
 
     def test_no_flake8_at_all(self):
         # novaseries mutate: flake8 of a mutated tree would judge the mutation
@@ -600,10 +600,10 @@ class TestModesTest(unittest.TestCase):
     def test_target_without_modes_runs_once(self):
         plain = targets.Target(**{**self.known["plain"].__dict__, "modes": {}})
         calls = []
-        with mock.patch.object(runner, "test_tree",
+        with mock.patch.object(testrun, "test_tree",
                                lambda *a, **k: calls.append(a[1].mode) or []), \
-                mock.patch.object(runner, "ensure_venv", lambda ctx, t: ("v", 0)):
-            runner.test_modes(self.ctx, plain, "tree")
+                mock.patch.object(venvs, "ensure_venv", lambda ctx, t: ("v", 0)):
+            testrun.test_modes(self.ctx, plain, "tree")
         self.assertEqual([None], calls)
 
 
@@ -613,10 +613,10 @@ class ExcludeListTest(unittest.TestCase):
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="novaseries-excl-"))
         self.addCleanup(__import__("shutil").rmtree, tmp, ignore_errors=True)
         (tmp / "excl.txt").write_text("# why\n\nnova.tests.a.B.test_c\n  \nnova.tests.d\n")
-        out = runner.exclude_list(tmp, "excl.txt", tmp / "out.txt")
+        out = stestr_run.exclude_list(tmp, "excl.txt", tmp / "out.txt")
         self.assertEqual("nova.tests.a.B.test_c\nnova.tests.d\n", out.read_text())
         with self.assertRaisesRegex(util.HarnessError, "no exclude list missing.txt"):
-            runner.exclude_list(tmp, "missing.txt", tmp / "out2.txt")
+            stestr_run.exclude_list(tmp, "missing.txt", tmp / "out2.txt")
 
 
 class CompareModesTest(unittest.TestCase):
@@ -661,13 +661,13 @@ class UnitPathsTest(unittest.TestCase):
                                  "nova.tests.unit.compute.test_compute_mgr"],
                            unit_paths={"nova.tests.unit.compute.test_compute_mgr":
                                        ["nova/compute/"]})
-        with mock.patch.object(runner, "test_modules", return_value=[]), \
-                mock.patch.object(runner, "changed_files",
+        with mock.patch.object(selecting, "test_modules", return_value=[]), \
+                mock.patch.object(selecting, "changed_files",
                                   return_value=["nova/virt/ironic/driver.py"]):
-            self.assertEqual(["nova.tests.unit.virt.ironic"], runner.unit_filters(
+            self.assertEqual(["nova.tests.unit.virt.ironic"], selecting.unit_filters(
                 target, "tree", "c1", touched=["nova/virt/ironic/driver.py"]))
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c1"))
-        self.assertEqual(target.unit, runner.unit_filters(
+            self.assertEqual(target.unit, selecting.unit_filters(target, "tree", "c1"))
+        self.assertEqual(target.unit, selecting.unit_filters(
             target, "tree", "c2", touched=["nova/compute/manager.py"]))
 
     def test_selection_of_tests_in_a_module_covers_its_changes(self):
@@ -680,7 +680,7 @@ class UnitPathsTest(unittest.TestCase):
                            unit_paths={sanity: ["nova/compute/"]})
         touched = ["nova/compute/manager.py",
                    "nova/tests/unit/compute/test_compute_mgr.py"]
-        self.assertEqual(target.unit, runner.unit_filters(
+        self.assertEqual(target.unit, selecting.unit_filters(
             target, "tree", "c1", touched=touched))
 
     def test_touched_follows_the_commits_own_paths(self):
@@ -692,31 +692,31 @@ class UnitPathsTest(unittest.TestCase):
                            unit_paths={"nova.tests.unit.virt.ironic": ["nova/virt/"],
                                        "nova.tests.unit.compute.test_compute_mgr":
                                        ["nova/compute/"]})
-        with mock.patch.object(runner, "test_modules", return_value=[]), \
-                mock.patch.object(runner, "changed_files",
+        with mock.patch.object(selecting, "test_modules", return_value=[]), \
+                mock.patch.object(selecting, "changed_files",
                                   return_value=["nova/virt/ironic/driver.py",
                                                 "nova/compute/manager.py"]):
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
+            self.assertEqual(target.unit, selecting.unit_filters(target, "tree", "c3"))
             self.assertEqual(["nova.tests.unit.compute.test_compute_mgr"],
-                             runner.unit_filters(target, "tree", "c3",
-                                                 touched=["nova/compute/manager.py", ""]))
+                             selecting.unit_filters(target, "tree", "c3",
+                                                    touched=["nova/compute/manager.py", ""]))
 
     def test_stacked_target_adds_only_its_own_test_modules(self):
         # master-all: the series below touched the compute manager's unit
         # tests, the rebuild change on top only the driver's.
         target = mock.Mock(below_series=mock.Mock(return_value=["p1", "p2"]),
                            unit=["nova.tests.unit.virt.ironic"], unit_paths={})
-        with mock.patch.object(runner.tree_mod, "series_commits",
+        with mock.patch.object(selecting.tree_mod, "series_commits",
                                return_value=["c1", "c2", "c3"]), \
-                mock.patch.object(runner, "test_modules",
+                mock.patch.object(selecting, "test_modules",
                                   return_value=[]) as modules:
-            self.assertEqual(target.unit, runner.unit_filters(target, "tree", "c3"))
+            self.assertEqual(target.unit, selecting.unit_filters(target, "tree", "c3"))
         modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "c2")
         target.below_series.return_value = []
-        with mock.patch.object(runner, "test_modules",
+        with mock.patch.object(selecting, "test_modules",
                                return_value=["nova.tests.unit.test_fixtures"]) as modules:
             self.assertEqual(target.unit + [r"nova\.tests\.unit\.test_fixtures\b"],
-                             runner.unit_filters(target, "tree", "c3"))
+                             selecting.unit_filters(target, "tree", "c3"))
         modules.assert_called_once_with("tree", "c3", "nova/tests/unit", "base")
 
     def test_extra_modules_of_a_commit_before_the_last(self):
@@ -725,13 +725,13 @@ class UnitPathsTest(unittest.TestCase):
         target = mock.Mock(below_series=mock.Mock(return_value=[]),
                            unit=["nova.tests.unit.virt.ironic"],
                            unit_paths={"nova.tests.unit.virt.ironic": ["nova/virt/"]})
-        with mock.patch.object(runner, "test_modules") as modules:
+        with mock.patch.object(selecting, "test_modules") as modules:
             self.assertEqual(
-                [], runner.unit_filters(target, "tree", "c3",
-                                        touched=["nova/compute/manager.py"]))
+                [], selecting.unit_filters(target, "tree", "c3",
+                                           touched=["nova/compute/manager.py"]))
             self.assertEqual(
                 [r"nova\.tests\.unit\.fixtures\.test_ironic\b"],
-                runner.unit_filters(target, "tree", "c2", touched=[
+                selecting.unit_filters(target, "tree", "c2", touched=[
                     "nova/tests/fixtures/ironic.py",
                     "nova/tests/unit/fixtures/test_ironic.py",
                     "nova/tests/functional/ironic/test_servers.py"]))
@@ -745,11 +745,11 @@ class UnitPathsTest(unittest.TestCase):
                 pathlib.Path(tree, path).parent.mkdir(parents=True, exist_ok=True)
                 pathlib.Path(tree, path).touch()
             self.assertEqual("./nova/tests/unit/virt/ironic",
-                             runner.unit_test_path(tree, ["nova.tests.unit.virt.ironic"]))
-            self.assertEqual("./nova/tests/unit/fixtures", runner.unit_test_path(
+                             selecting.unit_test_path(tree, ["nova.tests.unit.virt.ironic"]))
+            self.assertEqual("./nova/tests/unit/fixtures", selecting.unit_test_path(
                 tree, [r"nova\.tests\.unit\.fixtures\.test_ironic\b"]))
             # a class or test in a module: the module's directory
-            self.assertEqual("./nova/tests/unit/virt/ironic", runner.unit_test_path(
+            self.assertEqual("./nova/tests/unit/virt/ironic", selecting.unit_test_path(
                 tree, ["nova.tests.unit.virt.ironic.test_driver.Case.test_x"]))
             # several directories: one run per directory
             self.assertEqual(
@@ -758,7 +758,7 @@ class UnitPathsTest(unittest.TestCase):
                    "nova.tests.unit.virt.ironic.test_driver.Case"]),
                  ("./nova/tests/unit/fixtures",
                   [r"nova\.tests\.unit\.fixtures\.test_ironic\b"])],
-                runner.unit_test_groups(tree, [
+                selecting.unit_test_groups(tree, [
                     "nova.tests.unit.virt.ironic",
                     r"nova\.tests\.unit\.fixtures\.test_ironic\b",
                     "nova.tests.unit.virt.ironic.test_driver.Case"]))
@@ -766,14 +766,14 @@ class UnitPathsTest(unittest.TestCase):
             self.assertEqual(
                 [(None, ["nova.tests.unit.virt.ironic",
                          "nova.tests.unit.virt.missing.Case"])],
-                runner.unit_test_groups(tree, [
+                selecting.unit_test_groups(tree, [
                     "nova.tests.unit.virt.ironic",
                     "nova.tests.unit.virt.missing.Case"]))
             for filters in (["nova.tests.unit.virt.ironic",
                              r"nova\.tests\.unit\.fixtures\.test_ironic\b"],
                             [r"nova\.tests\.unit\.test_fixtures\b"],
                             ["nova.tests.unit.virt.missing"], ["nova.tests.unit"]):
-                self.assertIsNone(runner.unit_test_path(tree, filters), filters)
+                self.assertIsNone(selecting.unit_test_path(tree, filters), filters)
 
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))

@@ -12,7 +12,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from novaseries import mutations, runner, targets, util
+from novaseries import mutations, selecting, targets, testrun, util
 from novaseries import tree as tree_mod
 from novaseries.commands import mutate
 from novaseries.outcomes import Outcome
@@ -258,10 +258,10 @@ class MutateCommandTest(helpers.ProjectTestCase):
             self.events.append("run")
             seen.update(target=moded, label=label, flake8=flake8,
                         driver=pathlib.Path(work, "nova/virt/ironic/driver.py").read_text(),
-                        modules=runner.functional_modules(work))
+                        modules=selecting.functional_modules(work))
             return [Outcome(label, passed=1)]
         args = argparse.Namespace(target="fake", tree=None, mode=None, mutation="extra-read")
-        with mock.patch.object(runner, "test_modes", test_modes), \
+        with mock.patch.object(testrun, "test_modes", test_modes), \
                 mock.patch.object(mutate.common, "target", lambda ctx, a: target), \
                 contextlib.redirect_stdout(io.StringIO()):
             rc = mutate.run(self.ctx, args)

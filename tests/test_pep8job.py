@@ -22,7 +22,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import pep8job, runner, util
+from novaseries import flake8_run, pep8job, selecting, testrun, util, venvs
 from novaseries.outcomes import Outcome
 from tests import helpers
 
@@ -453,7 +453,7 @@ class SelectedTest(unittest.TestCase):
 
 class LegacyTest(helpers.ProjectTestCase):
     """pike (no pre-commit): tox -e pep8's JSON checks of doc/, its
-    flake8 being runner.run_flake8's."""
+    flake8 being flake8_run.run_flake8's."""
 
     def setUp(self):
         super().setUp()
@@ -499,7 +499,7 @@ class LegacyTest(helpers.ProjectTestCase):
 
 
 class CallSiteTest(unittest.TestCase):
-    """runner.test_tree runs the pep8 job's checks beside flake8, on the
+    """testrun.test_tree runs the pep8 job's checks beside flake8, on the
     same files, and not when flake8 is off (another mode's run, mutate)."""
 
     def test_tree(self):
@@ -509,19 +509,19 @@ class CallSiteTest(unittest.TestCase):
         target = mock.Mock(mode=None)
         target.name = "t"
         job = mock.Mock(return_value=[Outcome("t pep8 hooks", passed=3)])
-        with mock.patch.object(runner, "unit_filters", return_value=[]), \
-                mock.patch.object(runner, "functional_selections", return_value=([], [])), \
-                mock.patch.object(runner, "compile_tree"), \
-                mock.patch.object(runner, "test_modules", return_value=[]), \
-                mock.patch.object(runner, "run_flake8", return_value=Outcome("t flake8")), \
-                mock.patch.object(pep8job, "run", job), mock.patch("novaseries.runner.say"):
-            outcomes = runner.test_tree(ctx, target, tree, venv, rev="abc", label="t",
-                                        touched=["nova/a.py"])
+        with mock.patch.object(selecting, "unit_filters", return_value=[]), \
+                mock.patch.object(selecting, "functional_selections", return_value=([], [])), \
+                mock.patch.object(venvs, "compile_tree"), \
+                mock.patch.object(selecting, "test_modules", return_value=[]), \
+                mock.patch.object(flake8_run, "run_flake8", return_value=Outcome("t flake8")), \
+                mock.patch.object(pep8job, "run", job), mock.patch("novaseries.testrun.say"):
+            outcomes = testrun.test_tree(ctx, target, tree, venv, rev="abc", label="t",
+                                         touched=["nova/a.py"])
             job.assert_called_once_with(ctx, target, tree, venv, rev="abc", label="t",
                                         touched=["nova/a.py"])
             self.assertEqual(["t flake8", "t pep8 hooks"], [o.name for o in outcomes[-2:]])
-            runner.test_tree(ctx, target, tree, venv, rev="abc", label="t", flake8=False,
-                             touched=["nova/a.py"])
+            testrun.test_tree(ctx, target, tree, venv, rev="abc", label="t", flake8=False,
+                              touched=["nova/a.py"])
             self.assertEqual(1, job.call_count)
 
 

@@ -1281,7 +1281,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
                'error': 'runner error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
         modes = {'threading': targets.Mode('threading', description='native threads')}
-        with mock.patch.object(job.runner, 'ensure_venv',
+        with mock.patch.object(job.venvs, 'ensure_venv',
                                return_value=(self.tmp / 'venv', None)), \
                 mock.patch.object(job.targets_mod, 'load_modes', return_value=modes), \
                 mock.patch.object(job.trees_mod, 'mode_target'), \

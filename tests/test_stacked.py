@@ -117,14 +117,14 @@ class CommitModesTest(helpers.ProjectTestCase):
 
     def test_last_commit_in_every_mode(self):
         from unittest import mock
-        from novaseries import runner
+        from novaseries import testrun
         work = tree.prepare(self.ctx, self.target, self.tmp / "main")
         helpers.sample_series(work)
         two = {"eventlet": targets.Mode("eventlet"), "threading": targets.Mode("threading")}
         target = targets.Target(**{**self.target.__dict__, "modes": two,
                                    "commit_modes": ["threading"]})
         seen = []
-        with mock.patch.object(runner, "test_modes",
+        with mock.patch.object(testrun, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(list(t.modes)) or []):
             commit_checks.check_commits(self.ctx, target, work)
         self.assertGreater(len(seen), 1)
@@ -141,15 +141,15 @@ class CommitFunctionalModulesTest(helpers.ProjectTestCase):
     def seen_modules(self, target, work):
         """``[(functional_only, touched, modules run)]`` per commit."""
         from unittest import mock
-        from novaseries import runner
+        from novaseries import selecting, testrun
         seen = []
 
         def record(ctx, t, tree_, **k):
-            modules, _ = runner.functional_selections(
+            modules, _ = selecting.functional_selections(
                 t, tree_, k["rev"], k["functional_only"], k.get("functional_since", "base"))
             seen.append((k["functional_only"], k["touched"], modules))
             return []
-        with mock.patch.object(runner, "test_modes", record):
+        with mock.patch.object(testrun, "test_modes", record):
             commit_checks.check_commits(self.ctx, target, work)
         return seen
 
@@ -204,13 +204,13 @@ class LastCommitUnitTest(helpers.ProjectTestCase):
 
     def test_last_commit_runs_the_unit_selections(self):
         from unittest import mock
-        from novaseries import runner
+        from novaseries import testrun
         work = tree.prepare(self.ctx, self.target, self.tmp / "main")
         helpers.sample_series(work)  # the driver fix, a functional test
         helpers.commit(work, {"releasenotes/notes/fix.yaml": "fixes: [x]\n"},
                        helpers.message("Add a release note"))
         seen = []
-        with mock.patch.object(runner, "test_modes",
+        with mock.patch.object(testrun, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(k["skip_unit"]) or []):
             commit_checks.check_commits(self.ctx, self.target, work)
         self.assertEqual(3, len(seen))

@@ -15,7 +15,7 @@ test that depends on how many times the driver reads Ironic."""
 
 import dataclasses
 
-from novaseries import mutations, runner
+from novaseries import mutations, selecting, testrun
 from novaseries import tree as tree_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, file_lock, say
@@ -58,13 +58,13 @@ def run(ctx, args):
     target = functional_suite_only(common.target(ctx, args).only_modes(args.mode))
     tree = args.tree or ctx.tree(target.name)
     tree_mod.check_tree(tree)
-    if not runner.functional_modules(tree):
+    if not selecting.functional_modules(tree):
         raise HarnessError(f"target {target.name}: the series touches no functional "
                            "test module")
     with file_lock(ctx.results(target.name) / "mutate.lock", f"mutate {target.name}"), \
             tree_mod.scratch_worktree(tree, "HEAD") as work:
         for name, line in mutations.apply(work, mutation):
             say(f"mutation {mutation.name}: {mutation.path}:{line} ({name})")
-        outcomes = runner.test_modes(ctx, target, work, label=f"{target.name} "
-                                     f"mutated {mutation.name}", flake8=False)
+        outcomes = testrun.test_modes(ctx, target, work, label=f"{target.name} "
+                                      f"mutated {mutation.name}", flake8=False)
     return common.report(outcomes)

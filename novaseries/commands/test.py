@@ -1,10 +1,10 @@
 """``novaseries test TARGET``: the target's unit selections, the functional
 test modules the series touches with the target's functional selections,
 and flake8, at the tree's HEAD, in each of
-the target's concurrency modes (:func:`novaseries.runner.test_modes`);
+the target's concurrency modes (:func:`novaseries.testrun.test_modes`);
 prints the summary and ``N passed, N failed, N skipped``."""
 
-from novaseries import runner
+from novaseries import testrun
 from novaseries import tree as tree_mod
 from novaseries.commands import common
 
@@ -19,4 +19,4 @@ def run(ctx, args):
     target = common.target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
     tree_mod.check_tree(tree)
-    return common.report(runner.test_modes(ctx, target, tree))
+    return common.report(testrun.test_modes(ctx, target, tree))

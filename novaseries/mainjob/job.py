@@ -9,7 +9,7 @@ import contextlib
 import pathlib
 import time
 
-from novaseries import benchreport, runner, targets as targets_mod
+from novaseries import benchreport, targets as targets_mod, venvs
 from novaseries.mainjob import backends, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
@@ -81,7 +81,7 @@ def play(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = trees_mod.prepare_trees(ctx, target)
-    venv, _ = runner.ensure_venv(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
     result = {'modes': list(modes), 'by_mode': {}, 'bench_problems': []}
     wrong_total, summary = 0, []
     with contextlib.ExitStack() as stack:
@@ -168,7 +168,7 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
                            "three commits")
     known = targets_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
-    venv, _ = runner.ensure_venv(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
     result = {'modes': list(modes), 'by_mode': {}}
     wrong, total = 0, 0
     for mode in modes:

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 
-from novaseries import procs, runner, targets as targets_mod
+from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table
 from novaseries.util import HarnessError, say
@@ -29,7 +29,7 @@ def player_env(ctx, target, venv, tree):
     """The environment of the player in ``tree``: the target's test
     environment (its mode's too), ``PYTHONPATH`` the tree and the
     checkout ``ctx.root`` (for ``novaseries.scenarios``), ``OS_DEBUG=0``."""
-    env = runner.test_env(target, venv, tree)
+    env = venvs.test_env(target, venv, tree)
     env['OS_DEBUG'] = '0'
     env['PYTHONPATH'] = os.pathsep.join([str(tree), str(ctx.root)])
     return env

@@ -1,0 +1,161 @@
+"""Which of Nova's tests a run selects: the target's unit selections, the
+test modules the series touches, the functional selections, and the
+narrowest ``stestr --test-path`` for them.
+"""
+
+import os
+import pathlib
+import re
+
+from novaseries import tree as tree_mod
+from novaseries.tree import changed_files
+
+#: The functional tests' ``stestr --test-path``.
+FUNCTIONAL_PATH = "./nova/tests/functional"
+#: Paths no unit test imports or reads: a commit touching only these cannot
+#: change unit results, so check-commits does not re-run the unit selections.
+UNIT_IRRELEVANT = ("nova/tests/functional/", "releasenotes/", "doc/", "api-guide/",
+                   "api-ref/")
+
+
+def test_module(path):
+    """The dotted module name of a ``test_*.py`` file's path, else None."""
+    name = pathlib.PurePosixPath(path)
+    if name.suffix == ".py" and name.name.startswith("test_"):
+        return ".".join(name.with_suffix("").parts)
+    return None
+
+
+def test_modules(tree, rev="HEAD", under="nova/tests/functional", since="base"):
+    """Test modules (``test_*.py`` under ``under``) the series adds or
+    touches in ``since..rev``, as dotted module names."""
+    return [m for m in map(test_module, changed_files(tree, rev, (under,), since)) if m]
+
+
+def unit_filters(target, tree, rev="HEAD", touched=None):
+    """The target's unit selections that the series up to ``rev`` targets,
+    plus the unit test modules it touches that they do not cover (e.g.
+    nova.tests.unit.test_fixtures).
+
+    ``touched``: the files of a commit before the last one (check-commits
+    passes a commit's own files there): a selection with ``unit_paths``
+    (targets.toml) runs at such a commit only when it touches one of those
+    paths (the code it tests, its own tests), one without runs always (a
+    commit that changes none of the code a selection tests cannot change
+    its result).  Without ``touched`` (the whole series up to ``rev``:
+    ``test`` at HEAD, check-commits' last commit) every selection runs,
+    whatever the series touches, so that none is left out of the final
+    run (one that selects nothing there fails: ``ran no tests``).
+    The unit test modules outside the selections run at the commits that
+    touch them (``touched`` given), else when the series touches them.  A
+    target stacked on another series (``below``, e.g. master-all) adds
+    only the modules its own patches touch: those of the series below ran
+    in that series' target, and the patches on top do not change the code
+    they test unless they touch it (then the selections cover it).
+    """
+    if touched is not None:
+        modules = [m for m in map(test_module, touched)
+                   if m and m.startswith("nova.tests.unit.")]
+    else:
+        below = target.below_series()
+        since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else "base"
+        modules = test_modules(tree, rev, "nova/tests/unit", since)
+    selected = [u for u in target.unit
+                if touched is None or u not in target.unit_paths or
+                any(f.startswith(tuple(target.unit_paths[u])) for f in touched)]
+    # (a selection naming tests in a module, ``module.Case.test_x``,
+    # covers that module's changes: it names the tests a change adds)
+    extra = [m for m in modules
+             if not any(m == u or m.startswith(u + ".") or u.startswith(m + ".")
+                        for u in target.unit)]
+    return selected + [re.escape(m) + r"\b" for m in extra]
+
+
+def _filter_dir(tree, pattern):
+    """The directory of what one unit filter names: the package itself, or
+    the directory of the module, also when the filter names a class or a
+    test in it (``nova.tests.unit.x.test_y.Case.test_z``); None if it
+    names nothing in the tree."""
+    parts = pattern.replace("\\b", "").replace("\\", "").split(".")
+    path = pathlib.Path(tree, *parts)
+    if path.is_dir():
+        return path
+    for end in range(len(parts), 0, -1):
+        module = pathlib.Path(tree, *parts[:end]).with_suffix(".py")
+        if module.is_file():
+            return module.parent
+        if pathlib.Path(tree, *parts[:end]).is_dir():
+            return None
+    return None
+
+
+def unit_test_groups(tree, filters):
+    """``[(test_path, filters)]``: the unit ``filters`` as stestr runs, each
+    with the narrowest ``--test-path`` (:func:`unit_test_path`) -- one run
+    when one directory below nova/tests/unit holds them all, else one per
+    directory of the filters (so that stestr does not import every unit
+    test module of Nova to list a few hundred), or one run over the whole
+    unit tree when a filter names nothing it can place."""
+    path = unit_test_path(tree, filters)
+    if path is not None:
+        return [(path, list(filters))]
+    groups = {}
+    for pattern in filters:
+        one = unit_test_path(tree, [pattern])
+        if one is None:
+            return [(None, list(filters))]
+        groups.setdefault(one, []).append(pattern)
+    return list(groups.items())
+
+
+def unit_test_path(tree, filters):
+    """The narrowest directory under nova/tests/unit that holds every
+    module or package the unit ``filters`` name (``nova.tests.unit.x`` or
+    ``nova\\.tests\\.unit\\.x\\b``), for ``stestr --test-path``; None for
+    nova/tests/unit itself or a filter that names none.
+
+    stestr imports every test module under its test path to list the tests
+    and again in each worker: for the ironic driver's unit tests alone that
+    is a few hundred modules fewer.
+    """
+    dirs = []
+    for pattern in filters:
+        path = _filter_dir(tree, pattern)
+        if path is None:
+            return None
+        dirs.append(path)
+    unit = pathlib.Path(tree, "nova", "tests", "unit")
+    common = pathlib.Path(os.path.commonpath(dirs)) if dirs else unit
+    if common == unit or unit not in common.parents:
+        return None
+    return "./" + common.relative_to(tree).as_posix()
+
+
+def functional_modules(tree, rev="HEAD", since="base"):
+    """Functional test modules the series adds or touches in
+    ``since..rev`` (and that exist at ``rev``)."""
+    return test_modules(tree, rev, "nova/tests/functional", since)
+
+
+def functional_selections(target, tree, rev="HEAD", functional_only=None, since="base"):
+    """``(modules, selections)``: what a functional run of ``target`` at
+    ``rev`` runs.  ``modules``: the functional test modules the series
+    touches in ``since..rev`` (:func:`functional_modules`), only those of
+    ``functional_only`` when given (check-commits before the last commit);
+    ``selections``: the target's ``functional``
+    selections (targets.toml), at HEAD and at the last commit only
+    (``functional_only`` None), with the touched modules a selection
+    names or holds left to it (each test is counted once, under its
+    selection)."""
+    modules = functional_modules(tree, rev, since)
+    if functional_only is not None:
+        return [m for m in modules if m in functional_only], []
+    selections = list(target.functional)
+    modules = [m for m in modules
+               if not any(m == s or m.startswith(s + ".") for s in selections)]
+    return modules, selections
+
+
+def unit_relevant(files):
+    """True unless every path in ``files`` is under :data:`UNIT_IRRELEVANT`."""
+    return any(not f.startswith(UNIT_IRRELEVANT) for f in files)
