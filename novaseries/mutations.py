@@ -1,7 +1,7 @@
 """Mutations: small, declared changes to a Nova tree that a good test
 suite must not notice (or must notice), applied to a scratch copy only.
 
-The mutations so far are issue 39's yardstick, ``extra-read``: one more
+The mutations measure whether the tests count reads: ``extra-read``, one more
 read of the node at the start of the ironic driver's ``destroy()`` and of
 each iteration of its deploy wait (``_wait_for_active``) and tear-down
 wait (``_wait_for_teardown``'s ``_poll`` where the teardown series is
@@ -83,7 +83,7 @@ MUTATIONS = {m.name: m for m in (
     driver_read("extra-read",
                 "one more read of the node (nodes(instance_id=...)) at the start of "
                 "destroy() and of each iteration of the ironic driver's deploy and "
-                "tear-down waits (issue 39's yardstick)",
+                "tear-down waits (a test that fails with it counts reads)",
                 "list(self.ironic_connection.nodes(instance_id=instance.uuid))"),
     driver_read("extra-get-node",
                 "extra-read with get_node(instance.node) as the read: a test that fails "

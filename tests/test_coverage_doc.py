@@ -194,9 +194,9 @@ class CoverageTableTest(unittest.TestCase):
         wanted = {column for _, column in configured(self.ctx)}
         self.assertEqual(sorted(wanted), sorted(self.columns))
 
-    def test_the_rows_the_issue_asked_for(self):
-        # issue 41's part 5: the compute manager's unit tests on 34.0.0 in
-        # eventlet mode, and on every stable release the reschedule,
+    def test_the_rows_around_the_changed_code(self):
+        # the compute manager's unit tests on 34.0.0 in eventlet mode (only
+        # master-all has every manager change), and on every stable release the reschedule,
         # build-abort and delete-build classes and the resource tracker
         claims = claimed(self.columns, self.rows)
         self.assertIn("master-all (HEAD)", claims.get(

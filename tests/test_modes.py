@@ -483,8 +483,8 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         self.assertGreaterEqual(checked, 5)  # master's own touch five
 
     def test_master_all_runs_the_coverage(self):
-        # issue 41: the tree a packager ships runs the Nova modules around
-        # the changed code, in the default mode, in ci
+        # the tree a packager ships runs the Nova modules around the
+        # changed code, in the default mode, in ci
         ctx = util.Context.create(helpers.REPO)
         default, = targets.default_modes(ctx)
         shipped = targets.load(ctx)["master-all"].ci_modes().in_mode(default)

@@ -1,9 +1,9 @@
-"""The package holds everything ``novaseries run`` needs (issue 16 item 7):
-every folder of Python code under ``novaseries/`` is a package that
-pyproject.toml lists, so a built wheel has the scenario table and the runner
-that ``run`` starts in Nova's venv.  (Building a wheel here would need the
-network for the build backend; the closing check of the issue does
-``pip install .`` into a clean venv.)"""
+"""The package holds everything ``novaseries run`` needs: every folder of
+Python code under ``novaseries/`` is a package that pyproject.toml lists,
+so a built wheel has the scenario table and the runner that ``run`` starts
+in Nova's venv.  (Building a wheel here would need the
+network for the build backend; ``pip install .`` into a clean venv
+checks that by hand.)"""
 
 import tomllib
 import unittest

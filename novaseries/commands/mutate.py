@@ -10,7 +10,7 @@ as ``test`` runs it, without the unit selections, the target's
 time: a second waits for the first (they would share the results
 folder's stestr repositories).  Prints where the mutation went, the
 summary and ``N passed, N failed, N skipped``; the exit status is 1 if a
-test failed.  For ``extra-read`` (issue 39's yardstick) a failure names a
+test failed.  For ``extra-read`` (the default) a failure names a
 test that depends on how many times the driver reads Ironic."""
 
 import dataclasses
@@ -20,7 +20,8 @@ from novaseries import tree as tree_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, file_lock, say
 
-HELP = "run the series' functional tests against a mutated tree (issue 39's yardstick)"
+HELP = ("run the series' functional tests against a mutated tree: which tests depend "
+        "on how many times the driver reads Ironic")
 EPILOG = "mutations:\n" + "\n".join(f"  {m.name}: {m.description}"
                                     for m in mutations.MUTATIONS.values())
 

@@ -1,6 +1,6 @@
 """``novaseries ironic hang-probe``: what a Bare Metal API that accepts a
 connection and never answers does to a read of Nova's ironic driver, with
-``[ironic] timeout`` set and unset (issue 54; ``doc/operators.rst``).
+``[ironic] timeout`` set and unset (what to set: ``doc/operators.rst``).
 
 Runs ``driver_tests/hang_probe.py`` as a script in Nova's test venv (the
 environment of :func:`novaseries.ironic.selftest.nova_venv_env`): it

@@ -1,6 +1,6 @@
 """A switchable pass-through proxy between nova-compute and a real Ironic
 API, for the main job's API outage scenarios against a real Ironic
-(``run --ironic real``, bug BBBBBBB, issue 42).
+(``run --ironic real``, bug BBBBBBB).
 
 :class:`ApiProxy` listens on 127.0.0.1 only (an ephemeral port by
 default) and passes every request to the Ironic API it was given, which

@@ -776,8 +776,8 @@ def one_call_per_poll(obs):
 one_call_per_poll.text = '1 Ironic call per poll'
 
 #: The fixed tree's driver polls after the action, at most, unless a
-#: scenario says otherwise (``max_polls``): the fake run's largest count in
-#: session 37's run was 13 (``deploy-failed-reschedule``: a failed deploy,
+#: scenario says otherwise (``max_polls``): the fake run's largest count
+#: measured is 13 (``deploy-failed-reschedule``: a failed deploy,
 #: its tear-down, the reschedule's whole deploy), plus a margin of 3.
 DEFAULT_MAX_POLLS = 16
 
@@ -905,9 +905,9 @@ RETRIES_EXCEEDED = ('Exceeded maximum number of retries. Exhausted all '
                     'instance {server_id}.')
 #: Polls of a ``user-delete`` scenario: its first deploy is held in ``wait
 #: call-back`` (a poll every 0.05 s at most) until the runner's main thread
-#: has deleted the server, whenever it gets to it (9-10 in session 37's
-#: run on a loaded machine).
+#: has deleted the server, whenever it gets to it (9-10 measured on a
+#: loaded machine).
 HELD_MAX_POLLS = 24
-#: A user delete during the build: it wins (issue 12).
+#: A user delete during the build: it wins.
 DELETE_WON = [status('DELETED'), rescheduled(False), never_error,
               no_other_deploy, all_steps_fired]

@@ -6,10 +6,9 @@ test holds the node in it, and tests act on events (``on_poll``,
 ``on_call``), never on a number of reads.  The main job's scenario table
 (``scenario_table.Scenario``: ``after_polls``, ``deleting_reads``,
 ``deploying_reads``, the ``polls_at_most`` bound) and the contract tests
-were written against the counting fixture the series had before
-(issue 39), and the real-Ironic backend (``real_backend``) mirrors that
-interface.  :class:`CountingIronicFixture` gives it back, in the harness
-only, on top of the series' fixture:
+are timed by reads of a node, and the real-Ironic backend
+(``real_backend``) mirrors that interface.  :class:`CountingIronicFixture`
+provides it, in the harness only, on top of the series' fixture:
 
 * ``configure_node(node, deploying_reads=, callback_reads=,
   deleting_reads=, cleaning_reads=)``: a node in one of the conductor's

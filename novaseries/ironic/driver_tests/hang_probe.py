@@ -1,6 +1,6 @@
 """What a Bare Metal API that accepts a connection and never answers does
-to a read of Nova's ironic driver, with and without ``[ironic] timeout``
-(issue 54).  Not a test module: ``novaseries ironic hang-probe``
+to a read of Nova's ironic driver, with and without ``[ironic] timeout``.
+Not a test module: ``novaseries ironic hang-probe``
 (:mod:`novaseries.ironic.hangprobe`) runs it as a script in Nova's test
 venv, with a Nova tree and the project on PYTHONPATH.
 
