@@ -461,12 +461,12 @@ SCENARIOS = [
               after_compute_restart='ERROR', after_reset_state='ERROR',
               after_delete='DELETED', allocations_after_delete={})],
              max_polls=6),
-    # -- issue 12: the generic fault, destroy() and unplug_vifs()
+    # -- the generic fault, destroy() and unplug_vifs()
     Scenario('undeploy-reassociated', 'undeploy in wait call-back; another '
              'deploy claims the node for another instance before the driver '
              'looks (port, 1 node, max_attempts=1)', action='reassociate',
              port=True, max_attempts=1,
-             source='issue 12: no other instance in the fault',
+             source='the fault names no other instance',
              reproducer=[status('BUILD')],
              fixed=[status('ERROR'), lost_fault(),
                     log_has('Ironic node {first_node} was torn down during '
@@ -480,7 +480,7 @@ SCENARIOS = [
              '(1 node, max_attempts=1)', action='undeploy',
              deleting_reads=10, max_attempts=1, api_max_retries=2,
              settle_ironic=True,
-             source="issue 37: a tear-down Ironic owns is not Nova's failure",
+             source="a tear-down Ironic owns is not Nova's failure",
              reproducer=[status('BUILD')],
              # Every alternate would refuse the instance, which Ironic still
              # associates with the node: the build is aborted, not
@@ -496,7 +496,7 @@ SCENARIOS = [
              '`deleting`, no port, an alternate node is free (the reschedule '
              "must claim it despite Ironic's unique association)", nodes=2,
              action='undeploy', deleting_reads=3,
-             source='issue 12: two nodes, no port',
+             source='two nodes, no port',
              reproducer=[status('BUILD'), rescheduled(False)],
              fixed=[status('ACTIVE'), on_other_node, rescheduled(True),
                     log_has(SEEN_DELETING, TORE_DOWN)]),
@@ -505,7 +505,7 @@ SCENARIOS = [
              'while Ironic tears the node down (`deleting`)',
              kind='undeploy-active-delete', port=True, deleting_reads=3,
              settle_ironic=True,
-             source="issue 37: a tear-down Ironic owns is not Nova's failure",
+             source="a tear-down Ironic owns is not Nova's failure",
              # destroy() sends the node Ironic holds a VIF detach: 409, and
              # the failed delete keeps the server's allocation
              reproducer=[status('ERROR'), fault_has('ConflictException')],
@@ -515,22 +515,22 @@ SCENARIOS = [
     Scenario('rebuild-undeploy', 'undeploy in wait call-back during the '
              'rebuild of an ACTIVE server', action='undeploy',
              deleting_reads=1, kind='rebuild', settle_ironic=True,
-             source='issue 12: teardown during a rebuild',
+             source='a tear-down during a rebuild',
              reproducer=[status('REBUILD')],
              fixed=[status('ERROR'), task_state(None), lost_fault(),
                     log_has(SEEN_DELETING)],
              max_polls=3),
-    # -- issue 12: a user delete wins whenever it arrives during the build
+    # -- a user delete wins whenever it arrives during the build
     Scenario('user-delete-after-teardown', 'undeploy, then the user deletes '
              'the server before the driver notices (2 nodes)', nodes=2,
              action='undeploy-delete', deleting_reads=1,
-             source='issue 12: user delete timings',
+             source='user delete timings',
              reproducer=[status_in('DELETED', 'ERROR'), rescheduled(True)],
              fixed=DELETE_WON, max_polls=5),
     Scenario('user-delete-at-teardown-poll', 'undeploy; the user deletes the '
              'server right after the poll that sees the association cleared '
              '(2 nodes)', nodes=2, action='undeploy', deleting_reads=0,
-             then=[(3, 'delete')], source='issue 12: user delete timings',
+             then=[(3, 'delete')], source='user delete timings',
              reproducer=[status('DELETED'), rescheduled(False)],
              # the driver reads the instance again before it logs a lost
              # node: the delete, not the teardown, is what it reports
@@ -545,7 +545,7 @@ SCENARIOS = [
              'tear-down before a reschedule (2 nodes)',
              nodes=2, action='undeploy', deleting_reads=6,
              then=[(1, 'delete', 'teardown')], settle_ironic=True,
-             source='issue 12: user delete timings',
+             source='user delete timings',
              reproducer_unplayable="the released driver takes the undeploy "
              'for a delete and leaves the build in BUILD (the bug): it never '
              "waits for Ironic's tear-down, where this scenario's delete "
@@ -559,13 +559,13 @@ SCENARIOS = [
              'server as the compute manager hands the reschedule back (it '
              'removes the allocation) (2 nodes)', nodes=2, action='undeploy',
              deleting_reads=0, delete_on_reschedule=True,
-             source='issue 12: user delete timings',
+             source='user delete timings',
              reproducer=[status('DELETED'), rescheduled(False)],
              fixed=DELETE_WON, max_polls=6),
     Scenario('rebuild-user-delete', 'the user deletes the server during the '
              'rebuild of an ACTIVE server (after its 2nd poll)',
              action='delete', kind='rebuild',
-             source='issue 12: user delete during a rebuild',
+             source='a user delete during a rebuild',
              # The rebuild fails ("provisioning was aborted"): ERROR and a
              # fault on the way out.
              reproducer=[status('DELETED'),
@@ -573,7 +573,7 @@ SCENARIOS = [
                                        'was aborted')],
              fixed=[status('DELETED'), never_error, all_steps_fired],
              max_polls=7),
-    # -- issue 25: node leaks, separate bugs (patches/nodeleak/)
+    # -- node leaks, separate bugs (patches/nodeleak/)
     Scenario('user-delete-deploying', 'the user deletes the server while '
              'Ironic deploys its node (`deploying`: locked, the tear-down '
              'request gets 409), 1 node, max_attempts=1', action='delete',
@@ -614,7 +614,7 @@ SCENARIOS = [
                   "request with 503 on demand; a 503 forged in Nova's "
                   'session would test the forgery, and a stopped API gives '
                   'a connection error (another driver path)'),
-    # -- issue 14: a separate bug (patches/rebuild/)
+    # -- a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
              'API microversion (2.93+ asks to re-image a boot volume)',
@@ -623,13 +623,13 @@ SCENARIOS = [
                          fault_has("Ironic doesn't support rebuilding volume "
                                    "backed instances")],
              fixed=[status('ACTIVE'), rebuilt_with_new_image]),
-    # -- issue 42: the Bare Metal API unreachable during the deploy wait
+    # -- the Bare Metal API unreachable during the deploy wait
     # (patches/apiblip/)
     Scenario('api-outage-within-retries', 'the Bare Metal API answers '
              "nova-compute 503 while the deploy waits in wait call-back and "
              "comes back right after the driver's first read it refused; "
              'the deploy completes (1 node)', action='api-blip',
-             source='bug BBBBBBB (issue 42)',
+             source='bug BBBBBBB',
              # today: the failed read fails the deploy. Against the fake,
              # the clean-up tears the node down and the build is
              # rescheduled, to no other node; against a real Ironic the
@@ -649,7 +649,7 @@ SCENARIOS = [
              'settled it comes back and the user deletes the server '
              '(1 node)', action='api-down', kind='outage-delete',
              api_max_retries=2, settle_ironic=True,
-             source='bug BBBBBBB (issue 42)',
+             source='bug BBBBBBB',
              # today: the deploy wait's failed read fails the build, whose
              # clean-up cannot reach the API either: aborted (no
              # reschedule) with the connection error, host and allocation
@@ -676,7 +676,7 @@ SCENARIOS = [
              'build settled the API comes back and the user deletes it '
              'again (1 node)', action='api-down-delete',
              kind='outage-delete', api_max_retries=2, settle_ironic=True,
-             source='bug BBBBBBB (issue 54)',
+             source='bug BBBBBBB: a delete during the outage',
              # today: the refused read fails the deploy (the fault the
              # read's 503); the build's clean-up cannot reach the API
              # either: aborted (no reschedule), host and allocation
