@@ -3,9 +3,9 @@
 
 * ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
   on 127.0.0.1) and the end-to-end tests of the fixed driver against the
-  real Ironic (``novaseries/ironic/driver_tests``, see doc/real-ironic.rst), run in the
+  real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run in the
   master target's venv on the master tree;
-* ``pike against Ironic 9.1.7``: ``novaseries/ironic/pike_driver_tests`` (pike's
+* ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree;
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
@@ -91,7 +91,7 @@ def unittest_outcome(name, log_path, rc):
 
 
 def real_ironic_step(ctx):
-    """Run novaseries/ironic/driver_tests against the tree a packager of nova 34.0.0
+    """Run novaseries/nova_side/driver_tests against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
     rebuild change), in the master target's modes that are
     :func:`~novaseries.targets.default_modes`: all of them in a default
@@ -262,7 +262,7 @@ def main_job_real_step(ctx):
 
 
 def pike_real_ironic_step(ctx):
-    """Run novaseries/ironic/pike_driver_tests against Ironic 9.1.7: on the unpatched pike
+    """Run novaseries/nova_side/pike_driver_tests against Ironic 9.1.7: on the unpatched pike
     tree (the bug must show) and on the patched one; one Outcome per tree.
 
     Skipped like the pike target when Python 2.7 is missing (a failure

@@ -10,7 +10,7 @@ itself (:func:`run`, at every commit ``check-commits`` tests and at HEAD,
 on the files the commit or the series touches):
 
 * the config is the tree's own, read when the check runs (in the tool
-  venv, which has PyYAML: :mod:`novaseries.pep8probe`), as are each
+  venv, which has PyYAML: :mod:`novaseries.nova_side.pep8probe`), as are each
   hook's ``args``, ``files``, ``exclude`` and ``types`` filters; what each
   hook runs (its repository's ``.pre-commit-hooks.yaml``: entry, default
   args and filters) is declared here, per repository and revision
@@ -365,15 +365,15 @@ def tool_venv(ctx, name):
 def probe(venv, tree, files):
     """``(config, {path: tags})``: the tree's parsed config and the
     identify tags of ``files``, read in the tool venv
-    (:mod:`novaseries.pep8probe`, from the checkout this module is in)."""
+    (:mod:`novaseries.nova_side.pep8probe`, from the checkout this module is in)."""
     env = tool_env(venv)
     env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parent.parent)
     proc = subprocess.run([str(pathlib.Path(venv, "bin", "python")), "-m",
-                           "novaseries.pep8probe"], cwd=tree, env=env, text=True,
+                           "novaseries.nova_side.pep8probe"], cwd=tree, env=env, text=True,
                           input=json.dumps({"config": CONFIG, "files": list(files)}),
                           capture_output=True)
     if proc.returncode:
-        raise HarnessError(f"cannot read {tree}/{CONFIG} (novaseries.pep8probe exited "
+        raise HarnessError(f"cannot read {tree}/{CONFIG} (novaseries.nova_side.pep8probe exited "
                            f"{proc.returncode})", proc.stderr[-2000:])
     data = json.loads(proc.stdout)
     return data["config"], data["tags"]

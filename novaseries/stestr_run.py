@@ -3,7 +3,7 @@ progress, count its results as :class:`~novaseries.outcomes.Outcome`.
 
 Each run lists its tests first and writes a subunit stream
 (``build/results/...``); counts come from that stream
-(:mod:`novaseries.subunit_status`), never from parsing human output, held
+(:mod:`novaseries.nova_side.subunit_status`), never from parsing human output, held
 to the list: a listed test that never ended (its worker killed) is a
 failure named in the summary.  A selection that runs no test, or whose
 tests all skip, is a failure, and so is a stestr run that exits non-zero
@@ -32,7 +32,7 @@ _UNENDED = ("inprogress", "exists")
 
 def parse_statuses(found, listed=()):
     """``{test_id: status}`` from ``found`` (``{test_id: subunit status}``,
-    :mod:`novaseries.subunit_status`) and ``listed`` (the test ids stestr
+    :mod:`novaseries.nova_side.subunit_status`) and ``listed`` (the test ids stestr
     was asked to run): passed, failed, skipped, xfail, or ``lost`` for a
     test listed or started that never ended (a worker killed under it or
     before it; uxsuccess, fail and any other status: failed)."""
@@ -216,7 +216,7 @@ def exclude_list(tree, name, out):
 
 
 #: Run inside a target's venv: a stream's last status per test.
-SUBUNIT_STATUS = pathlib.Path(__file__).with_name("subunit_status.py")
+SUBUNIT_STATUS = pathlib.Path(__file__).parent / "nova_side" / "subunit_status.py"
 
 
 def _stestr(venv, repo, test_path, *args):
@@ -253,7 +253,7 @@ def list_tests(venv, tree, env, filters, repo, test_path=None, exclude=None):
 
 def stream_statuses(venv, stream, env):
     """``{test_id: subunit status}`` of the subunit stream at ``stream``
-    (:mod:`novaseries.subunit_status`, run with the venv's python).
+    (:mod:`novaseries.nova_side.subunit_status`, run with the venv's python).
 
     :raises HarnessError: the stream could not be read."""
     with open(stream, "rb") as data:

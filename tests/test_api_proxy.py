@@ -1,5 +1,5 @@
 """The API proxy of the real-Ironic API outage scenarios
-(``novaseries/scenarios/api_proxy.py``), against a small local HTTP
+(``novaseries/ironic/api_proxy.py``), against a small local HTTP
 server standing in for Ironic's API (127.0.0.1 only)."""
 
 import http.client
@@ -9,7 +9,7 @@ import socket
 import threading
 import unittest
 
-from novaseries.scenarios import api_proxy
+from novaseries.ironic import api_proxy
 
 
 class _Upstream(http.server.BaseHTTPRequestHandler):

@@ -9,13 +9,14 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import benchreport, util
+from novaseries import util
+from novaseries.mainjob import benchreport
 from novaseries.mainjob import trees as mainjob_trees
 from novaseries.scenarios import bench_table
 from tests import helpers
 
-RUNNER = helpers.REPO / 'novaseries' / 'scenarios' / 'play_bench.py'
-REPORT = helpers.REPO / 'novaseries' / 'benchreport.py'
+RUNNER = helpers.REPO / 'novaseries' / 'nova_side' / 'player' / 'play_bench.py'
+REPORT = helpers.REPO / 'novaseries' / 'mainjob' / 'benchreport.py'
 
 
 def _rec(tree, run=1, spec='4:1:2', **kw):

@@ -1,6 +1,7 @@
 """The Ironic wing (``novaseries/ironic/``): imports point down, none hides
-in a function, and the driver tests are found by the path-based runs of
-``novaseries ironic selftest``, not by the harness's own discovery.
+in a function, and the driver tests (``novaseries/nova_side/``) are found by
+the path-based runs of ``novaseries ironic selftest``, not by the harness's
+own discovery.
 
 No Ironic, no Nova: the driver tests skip themselves without them.
 """
@@ -18,7 +19,8 @@ from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("venv", "service", "rest", "pike", "selftest", "hangprobe")
+ORDER = ("venv", "service", "rest", "request_log", "real_backend", "api_proxy", "pike",
+         "selftest", "hangprobe")
 
 
 def _imports(path):

@@ -9,7 +9,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import benchreport, cores, selecting, stestr_run, targets, testrun, util, venvs
+from novaseries import cores, selecting, stestr_run, targets, testrun, util, venvs
+from novaseries.mainjob import benchreport
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 from tests import helpers

@@ -28,5 +28,6 @@ class PackageTest(unittest.TestCase):
     def test_run_finds_its_runner_inside_the_package(self):
         player = helpers.REPO.joinpath(*trees.PLAYER.split(".")).with_suffix(".py")
         self.assertTrue(player.is_file())
-        self.assertEqual(helpers.REPO / "novaseries" / "scenarios", player.parent)
-        self.assertTrue((player.parent / "scenario_table.py").is_file())
+        self.assertEqual(helpers.REPO / "novaseries" / "nova_side" / "player", player.parent)
+        table = helpers.REPO / "novaseries" / "scenarios" / "scenario_table.py"
+        self.assertTrue(table.is_file())

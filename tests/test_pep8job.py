@@ -5,7 +5,7 @@ of the fixers, the drift guard, the JSON and mypy commands) against stub
 tools: small Python scripts in a throw-away tool venv that act as the
 real ones would on what the tests plant (and record how they were
 called), with the tree's config given as its parsed form (in a real run
-PyYAML and identify read it, inside the tool venv: novaseries.pep8probe).
+PyYAML and identify read it, inside the tool venv: novaseries.nova_side.pep8probe).
 :class:`RealToolsTest` plants the same errors for the real tools of
 ``build/venvs/pep8-master`` and checks the declarations against the
 prepared trees; it is skipped where the harness has not built that venv

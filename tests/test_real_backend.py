@@ -8,7 +8,7 @@ import time
 import unittest
 
 from novaseries.mainjob import backends, report
-from novaseries.scenarios import real_backend as rb, request_log
+from novaseries.ironic import real_backend as rb, request_log
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
 

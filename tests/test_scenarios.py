@@ -24,14 +24,14 @@ CLEARED_LOG = ('WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
 OTHER = '33333333-3333-4333-8333-333333333333'
 #: The image the server was booted with.
 IMAGE = '66666666-6666-4666-8666-666666666666'
-SCENARIOS_DIR = helpers.REPO / 'novaseries' / 'scenarios'
+PLAYER_DIR = helpers.REPO / 'novaseries' / 'nova_side' / 'player'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [SCENARIOS_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_kinds',
-                                              'play_record', 'play_real',
-                                              'play_bench', 'watch')]
+PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_kinds',
+                                           'play_record', 'play_real',
+                                           'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
-PLAY_FAKE = SCENARIOS_DIR / 'play_fake.py'
-PLAY_KINDS = SCENARIOS_DIR / 'play_kinds.py'
+PLAY_FAKE = PLAYER_DIR / 'play_fake.py'
+PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
 CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
 
 
@@ -171,7 +171,7 @@ class TableTest(unittest.TestCase):
             sc.kind = 'rebuild'
 
     def test_real_ironic_tests_exist(self):
-        source = (helpers.REPO / 'novaseries' / 'ironic' / 'driver_tests' /
+        source = (helpers.REPO / 'novaseries' / 'nova_side' / 'driver_tests' /
                   'test_e2e.py').read_text()
         tests = set(re.findall(r'^    def (test_\w+)\(', source, re.M))
         named = {s.real_ironic for s in table.SCENARIOS if s.real_ironic}
@@ -186,12 +186,12 @@ class TableTest(unittest.TestCase):
     def test_observation_keys_are_documented(self):
         """Every key the runner writes and every key a check reads is in
         table.OBSERVATION."""
-        runner = ''.join((SCENARIOS_DIR / f'{m}.py').read_text()
+        runner = ''.join((PLAYER_DIR / f'{m}.py').read_text()
                          for m in ('play_fake', 'play_kinds', 'play_record', 'play_real'))
         written = set(re.findall(r"\brec\['(\w+)'\]", runner))
         for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
             written |= set(re.findall(r'(\w+)=', call))
-        written |= set(re.findall(r"'(\w+)': ", (SCENARIOS_DIR / 'watch.py').read_text()
+        written |= set(re.findall(r"'(\w+)': ", (PLAYER_DIR / 'watch.py').read_text()
                                   .split('def poll_stats', 1)[1]))
         self.assertIn('server_id', written)
         read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'",
@@ -1213,7 +1213,7 @@ class EvaluateTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
         self.assertIn('real Ironic, driver level (ironic selftest): '
-                      'novaseries/ironic/driver_tests/test_e2e.py '
+                      'novaseries/nova_side/driver_tests/test_e2e.py '
                       'test_undeploy_in_wait_callback', text)
 
 

@@ -10,7 +10,7 @@ from unittest import mock
 from novaseries import stestr_run
 from novaseries.outcomes import Outcome, totals_line
 
-#: Last subunit status per test, as novaseries/subunit_status.py prints it.
+#: Last subunit status per test, as novaseries/nova_side/subunit_status.py prints it.
 STATUSES = {
     "nova.tests.unit.virt.ironic.test_driver.T.test_a": "success",
     "nova.tests.unit.virt.ironic.test_driver.T.test_b": "fail",

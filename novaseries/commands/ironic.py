@@ -6,7 +6,7 @@
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
                                [--mode MODE]  # contract + end-to-end tests
-                                              # (novaseries/ironic/driver_tests)
+                                              # (novaseries/nova_side/driver_tests)
     novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
@@ -63,7 +63,7 @@ def add_arguments(parser, ctx):
     sub.add_parser("sweep", help="kill the Ironics and runners that killed test runs "
                    "left behind")
     selftest = sub.add_parser("selftest", help="the contract and end-to-end tests "
-                              "(novaseries/ironic/driver_tests) in Nova's venv")
+                              "(novaseries/nova_side/driver_tests) in Nova's venv")
     _pike(selftest)
     selftest.add_argument("--tree", help="a Nova tree with the series (default: "
                           "$REALIRONIC_NOVA_TREE or build/trees/master)")

@@ -1,4 +1,4 @@
-"""Every piece of the harness about Ironic: the real Ironics of the tests.
+"""Every piece of the harness about a real Ironic.
 
 * :mod:`~novaseries.ironic.service`: a real Ironic 39.0.0 on 127.0.0.1
   (:class:`~novaseries.ironic.service.RealIronic`, ``shared()``,
@@ -8,14 +8,17 @@
 * :mod:`~novaseries.ironic.venv`: where their files live and how their
   pinned venvs are built (the lowest module here);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
-* :mod:`~novaseries.ironic.selftest`: runs the driver tests below in Nova's
-  test venv (``novaseries ironic selftest``);
-* ``driver_tests/`` and ``pike_driver_tests/``: not harness tests but code
-  that runs INSIDE Nova's test venv (Python 3, and pike's Python 2.7): the
-  contract and end-to-end tests of Nova's ironic driver against a real
-  Ironic.
+* :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_backend`:
+  the real Ironic behind the main job's scenarios (``run --ironic real``)
+  and its request recording; :mod:`~novaseries.ironic.api_proxy`: the
+  switchable proxy in front of its API (outage scenarios, hang-probe);
+* :mod:`~novaseries.ironic.selftest`: runs the driver tests
+  (``novaseries/nova_side/driver_tests``) in Nova's test venv
+  (``novaseries ironic selftest``); :mod:`~novaseries.ironic.hangprobe`:
+  ``novaseries ironic hang-probe``.
 
-Imports point down: selftest -> pike -> service -> venv; rest -> service.
-Everything here is standard library only, so that Nova's venv can import
-it too.  See ``doc/real-ironic.rst``.
+Imports point down: selftest -> pike -> service -> venv; real_backend ->
+request_log -> rest -> service.  Everything here is standard library only:
+the code in Nova's venv (:mod:`novaseries.nova_side`) imports some of it.
+See ``doc/real-ironic.rst``.
 """

@@ -2,7 +2,7 @@
 connection and never answers does to a read of Nova's ironic driver, with
 ``[ironic] timeout`` set and unset (what to set: ``doc/operators.rst``).
 
-Runs ``driver_tests/hang_probe.py`` as a script in Nova's test venv (the
+Runs ``nova_side/driver_tests/hang_probe.py`` as a script in Nova's test venv (the
 environment of :func:`novaseries.ironic.selftest.nova_venv_env`): it
 starts its own Ironic 39.0.0 and the harness's API proxy in ``'hang'``
 mode, and prints what it measured (``hang-probe: ...`` lines).  See

@@ -2,7 +2,7 @@
 
 nova 16.1.8's ironic driver (python-ironicclient 1.17, Python 2.7) is
 tested against the Ironic of its own release series
-(:mod:`novaseries.ironic.pike_driver_tests`, doc/real-ironic.rst), not only
+(:mod:`novaseries.nova_side.pike_driver_tests`, doc/real-ironic.rst), not only
 against 39.0.0: Ironic 9.x differs
 where pike's driver relies on it (it does not detach VIFs when it tears a
 node down, 10.1.3/11.0.0 do; its API stops at microversion 1.34).

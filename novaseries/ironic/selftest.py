@@ -28,11 +28,11 @@ from novaseries.ironic.venv import default_build, project_root
 
 LOG = logging.getLogger(__name__)
 
-_HERE = pathlib.Path(__file__).resolve().parent
+_NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
 #: The driver tests against Ironic 39.0.0 (Python 3, Nova's test venv).
-DRIVER_TESTS = _HERE / "driver_tests"
+DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
 #: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
-PIKE_DRIVER_TESTS = _HERE / "pike_driver_tests"
+PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
 
 
 def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,

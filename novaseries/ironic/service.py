@@ -1,6 +1,6 @@
 """A real Ironic 39.0.0 on 127.0.0.1 for a test run: start it, stop it cleanly.
 
-The contract tests (:mod:`novaseries.ironic.driver_tests`) compare the fake
+The contract tests (:mod:`novaseries.nova_side.driver_tests`) compare the fake
 Ironic of the series (``nova.tests.fixtures.ironic.IronicFixture``) with
 this real service, and the end-to-end tests run Nova's fixed
 ``IronicDriver`` against it.  See ``doc/real-ironic.rst``.

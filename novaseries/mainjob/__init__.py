@@ -10,7 +10,7 @@ Prepares two trees of the master target from its series:
   packaged stack (every packaged change of targets.toml ``[changes]``);
 
 then plays every scenario of ``scenarios/scenario_table.py`` in each tree
-(the scenario player, ``python -m novaseries.scenarios.play``), in
+(the scenario player, ``python -m novaseries.nova_side.player.play``), in
 Nova's functional-test environment (real API, conductor, scheduler,
 placement, compute with the real ``ironic.IronicDriver``) against the fake
 Ironic (``nova.tests.fixtures.IronicFixture``), judges each observation
@@ -24,7 +24,8 @@ here, and ``ci``'s main job step fails when it shows none (``cisteps``).
 
 Which module does what: ``trees`` prepares the trees and runs the player
 (and the benchmark) in them; ``judge`` judges the observations;
-``report`` prints the table and writes the JSON; ``backends`` is what a
-fake and a real Ironic run differ in; ``job`` is the job itself
-(``job.run``, ``job.play_real``, ``job.check_tree``).
+``report`` prints the table and writes the JSON; ``benchreport`` the
+benchmark's; ``backends`` is what a fake and a real Ironic run differ in;
+``job`` is the job itself (``job.run``, ``job.play_real``,
+``job.check_tree``).
 """

@@ -14,10 +14,10 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import service
+from novaseries.ironic import real_backend, service
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
-from novaseries.scenarios import real_backend, scenario_table
+from novaseries.scenarios import scenario_table
 from novaseries.util import HarnessError, say
 
 #: ``[fake]`` options of the real Ironic of ``run --ironic real``: 2 s per
@@ -108,7 +108,7 @@ class Fake:
 class Real:
     """A real Ironic 39.0.0 on 127.0.0.1 per tree (``novaseries.
     ironic.service``), started here and stopped with ``stack``; each tree's
-    player binds the scenarios to its Ironic (``scenarios/real_backend.py``).
+    player binds the scenarios to its Ironic (``ironic/real_backend.py``).
     Results go to ``build/results/run/real/<runid>/``: each tree's
     observations, each scenario's requests (``<tree>.<mode>/<scenario>.
     requests.jsonl``), the Ironics' logs and the run's ``run.json``.

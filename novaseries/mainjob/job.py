@@ -9,8 +9,8 @@ import contextlib
 import pathlib
 import time
 
-from novaseries import benchreport, targets as targets_mod, venvs
-from novaseries.mainjob import backends, judge, report
+from novaseries import targets as targets_mod, venvs
+from novaseries.mainjob import backends, benchreport, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import bench_table
@@ -46,7 +46,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     tree, on the reproducer and the fixed tree, in each of ``modes``.
 
     Each tree's runner binds the scenarios to its Ironic
-    (``scenarios/real_backend.py``): fresh nodes per scenario, enrolled
+    (``ironic/real_backend.py``): fresh nodes per scenario, enrolled
     through the API and swept after it; every request Nova and the
     operator sent is kept in ``build/results/run/real/<runid>/<tree>.<mode>/
     <scenario>.requests.jsonl``, with the Ironics' logs.  Verdicts, table

@@ -178,7 +178,7 @@ def scenario_list():
             'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:
             lines.append("    real Ironic, driver level (ironic selftest): "
-                         f"novaseries/ironic/driver_tests/test_e2e.py {sc.real_ironic}")
+                         f"novaseries/nova_side/driver_tests/test_e2e.py {sc.real_ironic}")
     return lines
 
 

@@ -22,7 +22,7 @@ from novaseries.scenarios import bench_table
 from novaseries.util import HarnessError, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
-PLAYER = 'novaseries.scenarios.play'
+PLAYER = 'novaseries.nova_side.player.play'
 
 
 def player_env(ctx, target, venv, tree):

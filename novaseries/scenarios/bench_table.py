@@ -1,7 +1,7 @@
 """The benchmark's specs, suites, record keys and statistics.
 
 Standard library only: the scenario player in Nova's venv
-(``novaseries.scenarios.play``) and the harness (``novaseries.mainjob``)
+(``novaseries.nova_side.player.play``) and the harness (``novaseries.mainjob``)
 import it as ``novaseries.scenarios.bench_table``.
 
 A spec is ``N:S:K[:option=value,...]``: N servers created at once on one

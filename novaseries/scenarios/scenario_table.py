@@ -5,7 +5,7 @@ test plays it against a real Ironic.
 Standard library only: the harness imports it (``novaseries.mainjob``, as
 ``novaseries.scenarios.scenario_table``) to judge observations and to list
 the scenarios, and the scenario player imports it inside Nova's virtualenv
-(``python -m novaseries.scenarios.play``) to know what to run.  The player
+(``python -m novaseries.nova_side.player.play``) to know what to run.  The player
 records an observation per scenario (a dict, keys in :data:`OBSERVATION`);
 :func:`judge` compares it with the scenario's checks (the functions of
 ``checks.py``).
@@ -218,7 +218,7 @@ class Scenario:
         the reproducer tree (a step of it never comes there), or None;
         then its ``reproducer`` column is empty, and a step that never
         came there is the verdict ``not playable``, not an error.
-    :param real_ironic: the end-to-end test of ``novaseries/ironic/
+    :param real_ironic: the end-to-end test of ``novaseries/nova_side/
         driver_tests/test_e2e.py`` that plays the scenario at the driver level against
         a real Ironic (``novaseries ironic selftest``), or None.
     :param real: True when ``novaseries run --ironic real`` plays the

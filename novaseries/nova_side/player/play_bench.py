@@ -29,9 +29,9 @@ from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
 from novaseries.scenarios import bench_table  # noqa: E402
-from novaseries.scenarios import counting_ironic  # noqa: E402
-from novaseries.scenarios.play_fake import FAKE_SETTLE_TIMEOUT  # noqa: E402
-from novaseries.scenarios.watch import BuildWatch, Observe  # noqa: E402
+from novaseries.nova_side.player import counting_ironic  # noqa: E402
+from novaseries.nova_side.player.play_fake import FAKE_SETTLE_TIMEOUT  # noqa: E402
+from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
 #: calls back (the bench holds every deploy there: the fixture's
 #: ``callback_reads=None``).

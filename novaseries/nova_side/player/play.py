@@ -1,7 +1,7 @@
 """The scenario player: the scenario matrix, run inside a prepared Nova tree.
 
 It runs in the target's virtualenv, not in the harness: ``novaseries run``
-starts it as ``python -m novaseries.scenarios.play`` with the target's
+starts it as ``python -m novaseries.nova_side.player.play`` with the target's
 virtualenv Python, the working directory a Nova tree that has the series
 applied (up to the reproducer commit, or whole) and ``PYTHONPATH`` that
 tree and the harness's checkout (for ``novaseries.scenarios``). It uses
@@ -21,9 +21,9 @@ builds; this module reads the command line and writes the JSON.
 Usage (what ``novaseries run`` does for each tree)::
 
     cd <tree>; PYTHONPATH=<tree>:<checkout> <venv>/bin/python \\
-        -m novaseries.scenarios.play --out results.json [--scenario NAME ...]
+        -m novaseries.nova_side.player.play --out results.json [--scenario NAME ...]
     cd <tree>; PYTHONPATH=<tree>:<checkout> <venv>/bin/python \\
-        -m novaseries.scenarios.play --out results.json \\
+        -m novaseries.nova_side.player.play --out results.json \\
         --bench N:S:K[:option=value,...] RUN [--deadline S]
 
 ``--bench`` makes one run (number RUN, its seed) of one benchmark spec
@@ -46,9 +46,10 @@ import sys
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 
-from novaseries.scenarios import bench_table, play_bench  # noqa: E402
-from novaseries.scenarios.play_fake import run_scenario, ScenarioTest  # noqa: E402
-from novaseries.scenarios.play_real import RealScenarioTest  # noqa: E402
+from novaseries.nova_side.player import play_bench  # noqa: E402
+from novaseries.nova_side.player.play_fake import run_scenario, ScenarioTest  # noqa: E402
+from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
+from novaseries.scenarios import bench_table  # noqa: E402
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 
 

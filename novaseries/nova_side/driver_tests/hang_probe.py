@@ -6,7 +6,7 @@ venv, with a Nova tree and the project on PYTHONPATH.
 
 It starts a real Ironic 39.0.0 on 127.0.0.1 (:mod:`novaseries.ironic.service`),
 enrols a node associated with an instance uuid, and puts the harness's API
-proxy (:mod:`novaseries.scenarios.api_proxy`) in front of it.  Each read
+proxy (:mod:`novaseries.ironic.api_proxy`) in front of it.  Each read
 goes through the baremetal proxy that Nova's driver uses:
 ``nova.utils.get_sdk_adapter('baremetal', admin=True, check_service=True)``
 (openstacksdk on a keystoneauth session loaded from the ``[ironic]``
@@ -49,8 +49,7 @@ import nova.conf  # noqa: E402
 from nova import utils as nova_utils  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 
-from novaseries.ironic import rest, service  # noqa: E402
-from novaseries.scenarios import api_proxy  # noqa: E402
+from novaseries.ironic import api_proxy, rest, service  # noqa: E402
 
 CONF = nova.conf.CONF
 #: The fields the driver's waits read (nova 34.0.0's ``_NODE_FIELDS``).

@@ -46,7 +46,8 @@ what the real service shows:
   (Ironic refuses an http image without a checksum); nothing else Nova
   sends is changed.
 
-Standard library only, besides what the runner's Nova venv has.
+Standard library only: the player, in Nova's venv, imports it and hands it
+Nova's modules.
 """
 
 import collections
@@ -54,8 +55,7 @@ import threading
 import time
 import types
 
-from novaseries.ironic import rest
-from novaseries.scenarios import request_log
+from novaseries.ironic import request_log, rest
 
 #: Provision states the conductor leaves by itself (with the node locked
 #: or about to be): a node in one of them has not settled.
@@ -145,16 +145,18 @@ class RealIronicBackend(request_log.RequestRecorder):
 
     # -- installation into a Nova test case
 
-    def install(self, test, driver_module, patcher_module):
+    def install(self, test, driver_module, patcher_module, utils_module):
         """Bind Nova's baremetal connection to the real Ironic.
 
         Stubs ``nova.utils.get_sdk_adapter`` (records every request of a
         baremetal connection), the driver's wait loops (marks their polls)
         and ``GenericDriverFields.get_deploy_patch`` (the image, see the
-        module's docstring).  ``[ironic]`` flags are the caller's.
+        module's docstring).  ``[ironic]`` flags are the caller's.  The
+        caller, in Nova's venv, passes Nova's modules: ``nova.virt.ironic.
+        driver``, ``nova.virt.ironic.patcher`` and ``nova.utils`` (this
+        module imports no Nova).
         """
-        from nova import utils as nova_utils
-        real_adapter = nova_utils.get_sdk_adapter
+        real_adapter = utils_module.get_sdk_adapter
         backend = self
 
         def get_sdk_adapter(service_type, *args, **kwargs):

@@ -12,14 +12,14 @@ import time
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
+from nova import utils as nova_utils  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import patcher as ironic_patcher  # noqa: E402
 import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
-from novaseries.scenarios import api_proxy, real_backend  # noqa: E402
-from novaseries.scenarios import request_log  # noqa: E402
-from novaseries.scenarios.play_fake import ScenarioTest  # noqa: E402
+from novaseries.ironic import api_proxy, real_backend, request_log  # noqa: E402
+from novaseries.nova_side.player.play_fake import ScenarioTest  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,
@@ -78,7 +78,7 @@ class RealScenarioTest(ScenarioTest):
         # the fake fails the deploy when the step comes; a real deploy
         # fails by itself, from the start (its image answers 404)
         self.ironic.fail_next_deploy = sc.action == 'fail'
-        self.ironic.install(self, ironic_driver, ironic_patcher)
+        self.ironic.install(self, ironic_driver, ironic_patcher, nova_utils)
         # runs after the compute service stopped (cleanups run in reverse)
         self.addCleanup(self._sweep)
         self.node_ids = self.ironic.enrol(

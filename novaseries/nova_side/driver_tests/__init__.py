@@ -9,7 +9,7 @@ root, for :mod:`novaseries.ironic.service`, which they start through
 ``python -m unittest discover -s <this folder> -t <this folder>``: this
 folder is its top-level directory, so the modules here import each other by
 bare name (``import _guard``, ``import contract_backends``, ``import contract_scenarios``) and
-are never imported as ``novaseries.ironic.driver_tests.*``.  (It is a
+are never imported as ``novaseries.nova_side.driver_tests.*``.  (It is a
 package only so that the harness's wheel ships it.)
 
 * ``test_contract.py``: the fake Ironic of the series against the real one,

@@ -26,7 +26,7 @@ except ImportError as e:  # pragma: no cover
 try:
     from nova.tests.fixtures import ironic as ironic_fixture
     # the contract scenarios are timed by reads
-    from novaseries.scenarios import counting_ironic
+    from novaseries.nova_side.player import counting_ironic
 except ImportError as e:
     ironic_fixture = counting_ironic = None
     FIXTURE_MISSING = e

@@ -17,12 +17,12 @@ from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
 from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 
-from novaseries.scenarios import counting_ironic  # noqa: E402
-from novaseries.scenarios.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
-from novaseries.scenarios.play_record import Recorder  # noqa: E402
+from novaseries.nova_side.player import counting_ironic  # noqa: E402
+from novaseries.nova_side.player.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
+from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
 from novaseries.scenarios.scenario_table import (  # noqa: E402
     ACTIONS, KINDS, OTHER_INSTANCE)
-from novaseries.scenarios.watch import BuildWatch, Observe  # noqa: E402
+from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
 #: How long a scenario against the fake Ironic may take to settle, and a
 #: step to come, in seconds (wall clock): the fake's tear-downs and

@@ -8,7 +8,7 @@ the nodes' state history; :func:`dump` writes them as JSON lines.
 :class:`RequestRecorder` is the recording half of
 ``real_backend.RealIronicBackend`` (which holds the state it uses: the
 lock, the records, the call log, the poll counters, the hooks, the
-history); standard library only, besides what the runner's Nova venv has.
+history); standard library only (the player imports it in Nova's venv).
 """
 
 import collections

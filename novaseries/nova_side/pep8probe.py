@@ -6,7 +6,7 @@ tree's ``.pre-commit-config.yaml`` as pre-commit reads it (a safe YAML
 load) and each file's tags as pre-commit's ``types`` filters see them
 (``identify.tags_from_path``).  Paths are relative to the working
 directory (the tree).  :mod:`novaseries.pep8job` runs it as
-``python -m novaseries.pep8probe`` with the checkout on ``PYTHONPATH``.
+``python -m novaseries.nova_side.pep8probe`` with the checkout on ``PYTHONPATH``.
 """
 
 import json

@@ -16,7 +16,7 @@ from nova import objects  # noqa: E402
 from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 
 from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
-from novaseries.scenarios.watch import log_lines, poll_stats  # noqa: E402
+from novaseries.nova_side.player.watch import log_lines, poll_stats  # noqa: E402
 
 
 class Recorder:
