@@ -13,7 +13,6 @@ import sys
 import tempfile
 import unittest
 
-from novaseries import util
 from novaseries.ironic import selftest
 from tests import helpers
 
@@ -64,25 +63,6 @@ class LayoutTest(unittest.TestCase):
         self.assertTrue((selftest.DRIVER_TESTS / "test_e2e.py").is_file())
         self.assertTrue((selftest.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
         self.assertFalse((helpers.REPO / "tests" / "realironic").exists())
-
-    def test_pike_tests_import_nothing_of_the_harness(self):
-        # they run with only the pike tree on PYTHONPATH
-        for path in selftest.PIKE_DRIVER_TESTS.glob("*.py"):
-            for node, _ in _imports(path):
-                for imported in _names(node):
-                    self.assertFalse(imported.startswith("novaseries"), (path, imported))
-
-    def test_pike_tests_are_python27(self):
-        try:
-            python27 = util.find_interpreter("python2.7")
-        except util.HarnessError as exc:
-            self.skipTest(str(exc))
-        code = ("import sys\nfor f in sys.argv[1:]:\n"
-                "    compile(open(f).read(), f, 'exec')\n")
-        files = [str(p) for p in selftest.PIKE_DRIVER_TESTS.glob("*.py")]
-        proc = subprocess.run([str(python27), "-c", code, *files], capture_output=True,
-                              text=True)
-        self.assertEqual(0, proc.returncode, proc.stderr)
 
     def test_driver_tests_run_by_path_skip_without_nova(self):
         """``unittest discover -s <folder> -t <folder>``, as selftest.run

@@ -19,6 +19,6 @@
 
 Imports point down: selftest -> pike -> service -> venv; real_backend ->
 request_log -> rest -> service.  Everything here is standard library only:
-the code in Nova's venv (:mod:`novaseries.nova_side`) imports some of it.
-See ``doc/real-ironic.rst``.
+the code in Nova's venv (:mod:`novaseries.nova_side`) imports some of it
+(``nova_side.HARNESS_MODULES``).  See ``doc/real-ironic.rst``.
 """

@@ -14,6 +14,28 @@ Python: the only part of ``novaseries`` that imports Nova or its libraries.
 * ``pep8probe.py``: ``python -m novaseries.nova_side.pep8probe`` in a pep8
   tool venv (:mod:`novaseries.pep8job`).
 
-Everything else of ``novaseries`` runs in the harness's own Python and
-never imports this package.
+The boundary, held by ``tests/test_boundary.py``: no module outside this
+package imports Nova, its libraries or this package; the modules here
+import, of the harness, only :data:`HARNESS_MODULES` (standard library
+only, and importing nothing else of the harness); :data:`PYTHON27` is
+Python 2.7 code that imports nothing of the harness.
 """
+
+#: The harness modules the code here may import (each standard library
+#: only, importing only modules of this list).
+HARNESS_MODULES = (
+    'novaseries.scenarios.scenario_table',
+    'novaseries.scenarios.checks',
+    'novaseries.scenarios.bench_table',
+    'novaseries.ironic.api_proxy',
+    'novaseries.ironic.real_backend',
+    'novaseries.ironic.request_log',
+    'novaseries.ironic.rest',
+    'novaseries.ironic.service',
+    'novaseries.ironic.venv',
+    'novaseries.procs',
+    'novaseries.util',
+)
+
+#: Run by Python 2.7 (pike's venv), relative to this folder.
+PYTHON27 = ('pike_driver_tests', 'subunit_status.py')
