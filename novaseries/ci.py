@@ -1,6 +1,6 @@
 """``ci``: the one test command (README, tox -e ci, .ci/run).
 
-Steps: the harness's own tests (unittest in a child process, a job beside
+Tasks: the harness's own tests (unittest in a child process, a task beside
 the others), then for each enabled target: prepare its tree, then check-commits (targets with
 ``check_commits = true``) or test at HEAD; then the steps of
 :data:`novaseries.cisteps.STEPS` (the real Ironics, the main job).  Ends
@@ -18,7 +18,8 @@ import traceback
 
 from novaseries import cisteps, commit_checks, cores, targets as targets_mod, testrun, venvs
 from novaseries import tree as tree_mod
-from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, totals, totals_line
+from novaseries.outcomes import (Outcome, cannot_run, missing_interpreter, totals, totals_line,
+                                 unittest_outcome)
 from novaseries.util import LOG, HarnessError, say
 
 
@@ -26,9 +27,9 @@ def self_tests(ctx):
     """Run ``tests/`` with unittest in a child process (``python -m unittest
     discover -s tests -t .`` from the project root, this interpreter), its
     output in ``build/results/harness-tests.log``; return one Outcome with
-    unittest's counts (:func:`novaseries.cisteps.unittest_outcome`: a
+    unittest's counts (:func:`novaseries.outcomes.unittest_outcome`: a
     crash or a run of no test is a failure).  A child process, so that ``ci``
-    runs it as a job beside the targets: its mocks and its stdout are its
+    runs it as a task beside the targets: its mocks and its stdout are its
     own."""
     log_path = ctx.results("harness-tests.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,7 +37,7 @@ def self_tests(ctx):
         rc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
                              "-t", "."], cwd=ctx.root, stdin=subprocess.DEVNULL,
                             stdout=log, stderr=subprocess.STDOUT).returncode
-    ran, outcome = cisteps.unittest_outcome("harness tests (tests/)", log_path, rc)
+    ran, outcome = unittest_outcome("harness tests (tests/)", log_path, rc)
     if not ran:
         outcome.note = f"ran no tests; {outcome.note}"
     say(f"harness tests: {ran} run, {outcome.failed} failed, {outcome.skipped} skipped "
@@ -44,8 +45,8 @@ def self_tests(ctx):
     return outcome
 
 
-def _self_test_job(ctx):
-    """The :class:`Job` function of the harness's own tests."""
+def _self_test_task(ctx):
+    """The :class:`Task` function of the harness's own tests."""
     def run():
         say("=== harness tests")
         t0 = time.monotonic()
@@ -57,7 +58,7 @@ def _self_test_job(ctx):
     return run
 
 
-def target_job(ctx, target, timings):
+def target_task(ctx, target, timings):
     """Prepare ``target``'s tree, then check-commits or test (in each of
     the target's modes); return Outcomes.  Appends ``(what, seconds)`` for
     prepare, venv installs and tests."""
@@ -95,98 +96,98 @@ def _failure(name, exc):
     return Outcome(name, failed=1, note=f"error: {exc}")
 
 
-class Job:
+class Task:
     """One unit of ``ci`` work: a target (prepare, then check-commits or
     test) or a step (:data:`novaseries.cisteps.STEPS`).
 
     :param name: the target's or step's name (what ``deps`` name).
     :param func: ``func() -> ([Outcome], [(what, seconds)])``; it reports
         its own errors as failed Outcomes.
-    :param deps: names of the jobs that must have ended before this one
+    :param deps: names of the tasks that must have ended before this one
         starts (a step waits for the targets it is about: their trees and
         venvs are then ready, and nothing else checks out in them).
     """
 
     def __init__(self, name, func, deps=(), light=False):
         self.name, self.func, self.deps = name, func, set(deps)
-        #: a job that mostly waits (measured: the real-Ironic tests use
-        #: about a fifth of one core): :func:`run_jobs` runs it as soon as
+        #: a task that mostly waits (measured: the real-Ironic tests use
+        #: about a fifth of one core): :func:`run_tasks` runs it as soon as
         #: its deps have ended, beside the ``parallel`` others, and it does
         #: not count in the cores' sharing-out.
         self.light = light
 
 
-def default_jobs():
-    """How many jobs ``ci`` runs at once by default: two where there are
-    two cores or more (one job's single-core phases -- venv installs,
+def default_parallel():
+    """How many tasks ``ci`` runs at once by default: two where there are
+    two cores or more (one task's single-core phases -- venv installs,
     test discovery, flake8, waits in tests and in the real services --
     overlap the other's tests), else one."""
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
-def run_jobs(jobs, parallel):
-    """Run ``jobs`` (:class:`Job`), ``parallel`` at a time, each as soon as
+def run_tasks(tasks, parallel):
+    """Run ``tasks`` (:class:`Task`), ``parallel`` at a time, each as soon as
     its ``deps`` have ended, in list order otherwise; return
     ``{name: (outcomes, timings)}``.
 
-    While jobs run, :func:`novaseries.cores.mode_concurrency` shares the
-    cores out between those running (:func:`cores.job_started`).  A job
+    While tasks run, :func:`novaseries.cores.mode_concurrency` shares the
+    cores out between those running (:func:`cores.task_started`).  A task
     that raises is recorded as one failed Outcome; the others go on.
 
-    :raises HarnessError: if a job depends on one that is not in ``jobs``
+    :raises HarnessError: if a task depends on one that is not in ``tasks``
         (it could never start).
     """
-    names = {job.name for job in jobs}
-    for job in jobs:
-        if not job.deps <= names:
-            raise HarnessError(f"ci job {job.name} waits for "
-                               f"{', '.join(sorted(job.deps - names))}, which is not run")
-    pending = [job for job in jobs if not job.light]
+    names = {task.name for task in tasks}
+    for task in tasks:
+        if not task.deps <= names:
+            raise HarnessError(f"ci task {task.name} waits for "
+                               f"{', '.join(sorted(task.deps - names))}, which is not run")
+    pending = [task for task in tasks if not task.light]
     done, results = set(), {}
     cond = threading.Condition()
 
-    def next_job():
+    def next_task():
         with cond:
             while pending:
-                ready = next((job for job in pending if job.deps <= done), None)
+                ready = next((task for task in pending if task.deps <= done), None)
                 if ready:
                     pending.remove(ready)
                     return ready
                 cond.wait()
             return None
 
-    def run(job, counted=True):
+    def run(task, counted=True):
         if counted:
-            cores.job_started()
+            cores.task_started()
         try:
-            results[job.name] = job.func()
-        except BaseException as exc:  # the job's own handler missed it
-            results[job.name] = ([_failure(job.name, exc)], [])
+            results[task.name] = task.func()
+        except BaseException as exc:  # the task's own handler missed it
+            results[task.name] = ([_failure(task.name, exc)], [])
         finally:
             if counted:
-                cores.job_ended()
+                cores.task_ended()
             with cond:
-                done.add(job.name)
+                done.add(task.name)
                 cond.notify_all()
 
     def worker():
         while True:
-            job = next_job()
-            if job is None:
+            task = next_task()
+            if task is None:
                 return
-            run(job)
+            run(task)
 
-    def light_worker(job):
+    def light_worker(task):
         with cond:
-            while not job.deps <= done:
+            while not task.deps <= done:
                 cond.wait()
-        run(job, counted=False)
+        run(task, counted=False)
 
     heavy = len(pending)
-    threads = [threading.Thread(target=worker, name=f"ci-job-{number}", daemon=True)
+    threads = [threading.Thread(target=worker, name=f"ci-task-{number}", daemon=True)
                for number in range(max(1, min(parallel, heavy))) if heavy]
-    threads += [threading.Thread(target=light_worker, args=(job,), name=f"ci-light-{job.name}",
-                                 daemon=True) for job in jobs if job.light]
+    threads += [threading.Thread(target=light_worker, args=(task,), name=f"ci-light-{task.name}",
+                                 daemon=True) for task in tasks if task.light]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -195,37 +196,37 @@ def run_jobs(jobs, parallel):
     return results
 
 
-def start_order(jobs):
-    """``jobs`` in the order :func:`run_jobs` should start them: each job
+def start_order(tasks):
+    """``tasks`` in the order :func:`run_tasks` should start them: each task
     with deps right after the last of them (in list order otherwise).
 
-    A step (the real Ironics, the main job) is then the next job to start
+    A step (the real Ironics, the main job) is then the next task to start
     once its targets have ended, so that its waits on real services
     overlap the other targets' tests instead of all steps running last.
     """
-    position = {job.name: number for number, job in enumerate(jobs)}
+    position = {task.name: number for number, task in enumerate(tasks)}
 
-    def key(job):
-        if not job.deps:
-            return (position[job.name], 0, 0)
-        return (max(position[dep] for dep in job.deps), 1, position[job.name])
-    return sorted(jobs, key=key)
+    def key(task):
+        if not task.deps:
+            return (position[task.name], 0, 0)
+        return (max(position[dep] for dep in task.deps), 1, position[task.name])
+    return sorted(tasks, key=key)
 
 
-def _target_job(ctx, target):
-    """The :class:`Job` function of ``target``."""
+def _target_task(ctx, target):
+    """The :class:`Task` function of ``target``."""
     def run():
         timings = []
         say(f"=== {target.name}: nova {target.version}")
         try:
-            return target_job(ctx, target, timings), timings
+            return target_task(ctx, target, timings), timings
         except Exception as exc:  # report, count, go on with the others
             return [_failure(target.name, exc)], timings
     return run
 
 
-def _step_job(ctx, step, func):
-    """The :class:`Job` function of the step called ``step``."""
+def _step_task(ctx, step, func):
+    """The :class:`Task` function of the step called ``step``."""
     def run():
         say(f"=== {step}")
         t0 = time.monotonic()
@@ -240,15 +241,16 @@ def _step_job(ctx, step, func):
     return run
 
 
-def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
+def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
     """Run everything; print the summary; return the exit status.
 
     The harness's own tests (unless ``self_test`` is false), then each
     enabled target (or the ``names`` given): prepare, then check-commits
     or test; and each of ``steps`` (:class:`novaseries.cisteps.Step`
     records; default :data:`novaseries.cisteps.STEPS`) whose targets the
-    run covers, once those targets have ended.  ``jobs`` of them run at once
-    (:func:`run_jobs`; default :func:`default_jobs`); the summary keeps
+    run covers, once those targets have ended: each a :class:`Task`,
+    ``parallel`` of them at once (:func:`run_tasks`; default
+    :func:`default_parallel`); the summary keeps
     this order whatever order they end in.  Failures: a failed test or
     check, a target or step that raises (or exits), a step that returns
     no Outcome.  A
@@ -261,10 +263,10 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
     start = time.monotonic()
     outcomes, timings = [], []
     known = targets_mod.load(ctx)
-    # (name, outcomes known now or None, Job or None), in summary order
+    # (name, outcomes known now or None, Task or None), in summary order
     plan = []
-    if self_test:  # a job beside the targets (a child process)
-        plan.append(("harness tests", None, Job("harness tests", _self_test_job(ctx))))
+    if self_test:  # a task beside the targets (a child process)
+        plan.append(("harness tests", None, Task("harness tests", _self_test_task(ctx))))
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")
@@ -278,8 +280,8 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
         if skipped:
             plan.append((name, [skipped], None))
             continue
-        plan.append((name, None, Job(name, _target_job(ctx, target))))
-    scheduled = {name for name, _, job in plan if job}
+        plan.append((name, None, Task(name, _target_task(ctx, target))))
+    scheduled = {name for name, _, task in plan if task}
     for step in cisteps.STEPS if steps is None else steps:
         needs = step.targets
         if needs and names and not set(needs) & set(names):
@@ -290,12 +292,12 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
                 step.name, f"step {step.name}: targets.toml has no {missing}",
                 f"no target {missing}")], None))
             continue
-        plan.append((step.name, None, Job(step.name, _step_job(ctx, step.name, step.func),
-                                          deps=set(needs) & scheduled, light=step.light)))
-    parallel = jobs or default_jobs()
-    results = run_jobs(start_order([job for _, _, job in plan if job]), parallel)
-    for name, known_outcomes, job in plan:
-        produced, spent = results[name] if job else (known_outcomes, [])
+        plan.append((step.name, None, Task(step.name, _step_task(ctx, step.name, step.func),
+                                           deps=set(needs) & scheduled, light=step.light)))
+    parallel = parallel or default_parallel()
+    results = run_tasks(start_order([task for _, _, task in plan if task]), parallel)
+    for name, known_outcomes, task in plan:
+        produced, spent = results[name] if task else (known_outcomes, [])
         outcomes += produced
         timings += spent
     # The results, printed whatever the log level.
@@ -304,7 +306,7 @@ def ci(ctx, names=None, self_test=True, jobs=None, steps=None):
         print(outcome.line())
     for what, seconds in timings:
         print(f"time: {what}: {seconds:.0f} s")
-    print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} jobs at a time)")
+    print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} tasks at a time)")
     if not any(totals(outcomes)[:2]):  # nothing passed or failed: no result
         outcomes.append(Outcome("ci", failed=1, note="no test or check ran"))
         print(outcomes[-1].line())

@@ -7,7 +7,9 @@
   master target's venv on the master tree;
 * ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
-  on the unpatched and the patched pike tree;
+  on the unpatched and the patched pike tree
+  (:func:`novaseries.ironic.driver_tests.pike_outcomes`, which ``ironic
+  driver-tests --pike`` runs too);
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
   fixed tree); each scenario the fixed tree gets right counts as passed;
   and the benchmark's code once (``BENCH_SMOKE``), which passes when the
@@ -22,12 +24,11 @@
 
 Each runs in the default mode of targets.toml ``[modes]``
 (:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
-nova-compute in, within CI's time; ``ironic selftest --mode eventlet`` and
+nova-compute in, within CI's time; ``ironic driver-tests --mode eventlet`` and
 ``run --mode both`` run the other one).
 """
 
 import json
-import re
 import typing
 
 from novaseries import pep8job, venvs
@@ -35,59 +36,9 @@ from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import pike, selftest
-from novaseries.outcomes import Outcome, missing_interpreter
-from novaseries.util import LOG, say
-
-
-def parse_unittest(text):
-    """``(ran, failed, skipped)`` from unittest's closing lines.
-
-    Reads the last lines of the output: "Ran N tests in ..." and, as the
-    last line, "OK", "OK (skipped=S)" or "FAILED (failures=F, errors=E,
-    skipped=S)"; expected failures count as failures (every test these
-    runs hold is the project's own).  Output that does not end so (a run
-    that died before its summary: an earlier summary in the output is a
-    nested run's) counts as one failure.
-    """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    verdict = re.fullmatch(r"(?:OK|FAILED)(?: \((.*)\))?", lines[-1]) if lines else None
-    ran = re.match(r"Ran (\d+) tests? in", lines[-2]) if len(lines) > 1 else None
-    if not verdict or not ran:
-        return 0, 1, 0
-    counts = {}
-    for part in (verdict.group(1) or "").split(","):
-        key, _, value = part.strip().partition("=")
-        if value:
-            counts[key] = int(value)
-    failed = counts.get("failures", 0) + counts.get("errors", 0) + \
-        counts.get("unexpected successes", 0) + counts.get("expected failures", 0)
-    return int(ran.group(1)), failed, counts.get("skipped", 0)
-
-
-def unittest_counts(text, rc):
-    """``(ran, failed, skipped)`` of a unittest run's output ``text``
-    (:func:`parse_unittest`) and exit status ``rc``: a run that exited
-    non-zero, ran no test (Python 2.7's unittest exits 0 when discovery
-    finds nothing) or skipped every test it ran, with no failure counted,
-    is one failure."""
-    ran, failed, skipped = parse_unittest(text)
-    if (rc or not ran or skipped >= ran) and not failed:
-        failed = 1
-    return ran, failed, skipped
-
-
-def unittest_outcome(name, log_path, rc):
-    """``(tests run, Outcome named name)`` of a unittest run whose output is
-    in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
-    a crash or a run of no test is a failure); a failed run's last 40 lines
-    go to the log as an error."""
-    text = log_path.read_text(errors="replace")
-    ran, failed, skipped = unittest_counts(text, rc)
-    if failed:
-        LOG.error("\n".join(text.strip().splitlines()[-40:]))
-    return ran, Outcome(name, passed=max(0, ran - failed - skipped), failed=failed,
-                        skipped=skipped, note=f"log: {log_path}")
+from novaseries.ironic import driver_tests
+from novaseries.outcomes import Outcome, unittest_outcome
+from novaseries.util import say
 
 
 def real_ironic_step(ctx):
@@ -107,12 +58,12 @@ def real_ironic_step(ctx):
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
         env = mainjob_trees.mode_target(target, mode).mode.env
-        log_path = ctx.results("realironic") / f"selftest.{mode}.log"
+        log_path = ctx.results("realironic") / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = selftest.run(tree, env, nova_venv=venv, build=ctx.build,
-                              expect="fixed", log=log, root=ctx.root, need_fixture=True,
-                              pattern=None if mode in ci_modes else "test_e2e")
+            rc = driver_tests.run(tree, env, nova_venv=venv, build=ctx.build,
+                                  expect="fixed", log=log, root=ctx.root, need_fixture=True,
+                                  pattern=None if mode in ci_modes else "test_e2e")
         ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)
         say(f"real Ironic tests [{mode}]: {ran} run, {outcome.failed} failed, "
@@ -143,7 +94,7 @@ def _scenario_problems(per_mode, asked):
     did not run, no scenario run at all, each reproducer verdict
     ``unexpected: ...`` (the reproducer tree did not do what its column
     says, so its bug may not show), each reproducer verdict ``error:
-    ...`` (no verdict: the runner failed, the server did not settle, or a
+    ...`` (no verdict: the player failed, the server did not settle, or a
     step never came) and no ``bug reproduced`` at all.
 
     (The table does not say which scenarios must show the bug: a control
@@ -261,35 +212,6 @@ def main_job_real_step(ctx):
     return outcomes
 
 
-def pike_real_ironic_step(ctx):
-    """Run novaseries/nova_side/pike_driver_tests against Ironic 9.1.7: on the unpatched pike
-    tree (the bug must show) and on the patched one; one Outcome per tree.
-
-    Skipped like the pike target when Python 2.7 is missing (a failure
-    under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
-    it).
-    """
-    target = targets_mod.get(ctx, "pike")
-    missing = missing_interpreter(target)
-    if missing:
-        return [missing]
-    tree = tree_mod.prepare(ctx, target)
-    venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results("pike-realironic")
-    outcomes = []
-    with tree_mod.scratch_worktree(tree, "base",
-                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
-        results = selftest.run_pike(
-            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
-            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
-    for label, rc, log_path in results:
-        what = ("the bug shown" if label == "unpatched" else "the fix")
-        outcomes.append(unittest_outcome(
-            f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
-            log_path, rc)[1])
-    return outcomes
-
-
 def mypy_step(name):
     """The step function of mypy on target ``name``'s tree at HEAD (an
     ``-all`` target: its tree and the release's tool venv are then ready):
@@ -318,7 +240,7 @@ class Step(typing.NamedTuple):
     targets: tuple = ()
     #: the step mostly waits (on a real service's state changes) rather
     #: than computes: it runs beside the ``--jobs`` others instead of
-    #: taking one of their places (:class:`novaseries.ci.Job`)
+    #: taking one of their places (:class:`novaseries.ci.Task`)
     light: bool = False
 
 
@@ -330,7 +252,7 @@ class Step(typing.NamedTuple):
 #: two trees (shared, read-only once up to date).
 STEPS = (
     Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
-    Step("pike against Ironic 9.1.7", pike_real_ironic_step, targets=("pike",), light=True),
+    Step("pike against Ironic 9.1.7", driver_tests.pike_outcomes, targets=("pike",), light=True),
     Step("main job", main_job_step, targets=("master",)),
     Step("main job vs real Ironic", main_job_real_step, targets=("master", "master-all"),
          light=True),

@@ -115,7 +115,7 @@ def main(argv=None):
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         # SIGTERM (a CI runner's timeout, kill) unwinds the main thread
         # like Ctrl-C: its clean-ups run (run --ironic real stops its
-        # Ironics and runners); exit status 143.  (ci's steps run in
+        # Ironics and players); exit status 143.  (ci's steps run in
         # other threads: their processes die with the harness instead,
         # PDEATHSIG, and the next start sweeps their run directories.)
         signal.signal(signal.SIGTERM, _terminated)

@@ -1,6 +1,6 @@
-"""The cores shared out between ``ci``'s jobs: ``ci``
-(:func:`novaseries.ci.run_jobs`) alone counts the jobs running
-(:func:`job_started`, :func:`job_ended`); a test run asks for its stestr
+"""The cores shared out between ``ci``'s tasks: ``ci``
+(:func:`novaseries.ci.run_tasks`) alone counts the tasks running
+(:func:`task_started`, :func:`task_ended`); a test run asks for its stestr
 workers (:func:`mode_concurrency`, :func:`functional_concurrency`).
 """
 
@@ -8,34 +8,34 @@ import os
 import threading
 
 
-#: ``ci`` jobs running now (:func:`job_started`, :func:`job_ended`).
-_JOBS = {"running": 0}
-_JOBS_LOCK = threading.Lock()
+#: ``ci`` tasks running now (:func:`task_started`, :func:`task_ended`).
+_TASKS = {"running": 0}
+_TASKS_LOCK = threading.Lock()
 
 
-def job_started():
-    """A ``ci`` job (:func:`novaseries.ci.run_jobs`) starts: the stestr
+def task_started():
+    """A ``ci`` task (:func:`novaseries.ci.run_tasks`) starts: the stestr
     runs that start from now on share the cores with it."""
-    with _JOBS_LOCK:
-        _JOBS["running"] += 1
+    with _TASKS_LOCK:
+        _TASKS["running"] += 1
 
 
-def job_ended():
-    """A ``ci`` job has ended (see :func:`job_started`)."""
-    with _JOBS_LOCK:
-        _JOBS["running"] = max(0, _JOBS["running"] - 1)
+def task_ended():
+    """A ``ci`` task has ended (see :func:`task_started`)."""
+    with _TASKS_LOCK:
+        _TASKS["running"] = max(0, _TASKS["running"] - 1)
 
 
 def mode_concurrency(count):
     """stestr workers of each of ``count`` modes that run at once: the
-    cores shared out between them and the other ``ci`` jobs running now
+    cores shared out between them and the other ``ci`` tasks running now
     (at least 1); None (stestr's default, one per core) for a single mode
     with nothing else running."""
-    with _JOBS_LOCK:
-        jobs = max(1, _JOBS["running"])
-    if count < 2 and jobs < 2:
+    with _TASKS_LOCK:
+        tasks = max(1, _TASKS["running"])
+    if count < 2 and tasks < 2:
         return None
-    return max(1, (os.cpu_count() or 1) // (count * jobs))
+    return max(1, (os.cpu_count() or 1) // (count * tasks))
 
 
 def functional_concurrency(mode, concurrency):

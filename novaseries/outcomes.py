@@ -9,6 +9,7 @@ cannot run: skipped with a warning, a failure under ``CI=true``.
 
 import dataclasses
 import os
+import re
 
 from novaseries.util import LOG, HarnessError, find_interpreter
 
@@ -71,3 +72,53 @@ def missing_interpreter(target):
         return cannot_run(f"{target.name}: {target.interpreter} missing",
                           f"{exc}: target {target.name}", "target not tested")
     return None
+
+
+def parse_unittest(text):
+    """``(ran, failed, skipped)`` from unittest's closing lines.
+
+    Reads the last lines of the output: "Ran N tests in ..." and, as the
+    last line, "OK", "OK (skipped=S)" or "FAILED (failures=F, errors=E,
+    skipped=S)"; expected failures count as failures (every test these
+    runs hold is the project's own).  Output that does not end so (a run
+    that died before its summary: an earlier summary in the output is a
+    nested run's) counts as one failure.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    verdict = re.fullmatch(r"(?:OK|FAILED)(?: \((.*)\))?", lines[-1]) if lines else None
+    ran = re.match(r"Ran (\d+) tests? in", lines[-2]) if len(lines) > 1 else None
+    if not verdict or not ran:
+        return 0, 1, 0
+    counts = {}
+    for part in (verdict.group(1) or "").split(","):
+        key, _, value = part.strip().partition("=")
+        if value:
+            counts[key] = int(value)
+    failed = counts.get("failures", 0) + counts.get("errors", 0) + \
+        counts.get("unexpected successes", 0) + counts.get("expected failures", 0)
+    return int(ran.group(1)), failed, counts.get("skipped", 0)
+
+
+def unittest_counts(text, rc):
+    """``(ran, failed, skipped)`` of a unittest run's output ``text``
+    (:func:`parse_unittest`) and exit status ``rc``: a run that exited
+    non-zero, ran no test (Python 2.7's unittest exits 0 when discovery
+    finds nothing) or skipped every test it ran, with no failure counted,
+    is one failure."""
+    ran, failed, skipped = parse_unittest(text)
+    if (rc or not ran or skipped >= ran) and not failed:
+        failed = 1
+    return ran, failed, skipped
+
+
+def unittest_outcome(name, log_path, rc):
+    """``(tests run, Outcome named name)`` of a unittest run whose output is
+    in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
+    a crash or a run of no test is a failure); a failed run's last 40 lines
+    go to the log as an error."""
+    text = log_path.read_text(errors="replace")
+    ran, failed, skipped = unittest_counts(text, rc)
+    if failed:
+        LOG.error("\n".join(text.strip().splitlines()[-40:]))
+    return ran, Outcome(name, passed=max(0, ran - failed - skipped), failed=failed,
+                        skipped=skipped, note=f"log: {log_path}")

@@ -1,5 +1,5 @@
 """The benchmark's table (specs, suites, statistics) and its report
-(no Nova needed: the runners' records are dicts)."""
+(no Nova needed: the players' records are dicts)."""
 
 import pathlib
 import re
@@ -15,12 +15,12 @@ from novaseries.mainjob import trees as mainjob_trees
 from novaseries.scenarios import bench_table
 from tests import helpers
 
-RUNNER = helpers.REPO / 'novaseries' / 'nova_side' / 'player' / 'play_bench.py'
+BENCH_PLAYER = helpers.REPO / 'novaseries' / 'nova_side' / 'player' / 'play_bench.py'
 REPORT = helpers.REPO / 'novaseries' / 'mainjob' / 'benchreport.py'
 
 
 def _rec(tree, run=1, spec='4:1:2', **kw):
-    """A record as the runner writes it: 4 builds, 2 torn down."""
+    """A record as the player writes it: 4 builds, 2 torn down."""
     spec_ = bench_table.parse(spec)
     torn = [{'server': 's%d' % i, 'node': 'n%d' % i, 'poll': 1,
              'state': 'wait call-back', 'polls_to_give_up': 1,
@@ -130,10 +130,10 @@ class BenchTableTest(unittest.TestCase):
                 bench_table.percentile([1], bad)
 
     def test_record_keys_are_documented(self):
-        """Every key the bench runner writes and the report reads is in
+        """Every key the benchmark's player writes and the report reads is in
         bench_table.RECORD; every field of a torn-down or healthy entry in
         TORN_DOWN_FIELDS / HEALTHY_FIELDS."""
-        bench = RUNNER.read_text()
+        bench = BENCH_PLAYER.read_text()
         test = bench.split('def test_bench', 1)[1].split('def _torn_down')[0]
         written = set(re.findall(r"\brec\['(\w+)'\]", test))
         written |= set(re.findall(r"'(\w+)': ", re.findall(
@@ -148,7 +148,7 @@ class BenchTableTest(unittest.TestCase):
         entry = bench_table.torn_down(
             {'server': 's', 'node': 'n', 'poll': 1}, None, [], [], None, [])
         self.assertEqual(set(bench_table.TORN_DOWN_FIELDS), set(entry))
-        # and every RECORD key is written by the runner
+        # and every RECORD key is written by the player
         self.assertEqual(set(bench_table.RECORD), written)
         fields = set(re.findall(r"\bt\['(\w+)'\]", report))
         self.assertIn('polls_to_give_up', fields)
@@ -401,7 +401,7 @@ class ReportTest(unittest.TestCase):
             '4:1:2 run 1 (fixed): ERROR server x has no fault',
             '4:1:2 run 2 (fixed): did not settle',
             '4:1:2 run 2 (fixed): 1 server(s) in BUILD',
-            '4:1:2 run 3 (fixed): runner error: KeyError: 1'], problems)
+            '4:1:2 run 3 (fixed): player error: KeyError: 1'], problems)
 
     def test_reproducer_must_show_exactly_the_torn_down_in_build(self):
         ok = _rec('reproducer')
@@ -502,7 +502,7 @@ class ReportTest(unittest.TestCase):
 
 #: A stand-in for the scenario player: appends "<tree> <spec> <run>" to
 #: ../calls, writes a record unless the spec's N is 13 (then it exits 3).
-FAKE_RUNNER = '''
+FAKE_PLAYER = '''
 import json, os, sys
 out, spec, run = sys.argv[2], sys.argv[4], int(sys.argv[5])
 with open(os.path.join(os.getcwd(), '..', 'calls'), 'a') as f:
@@ -531,7 +531,7 @@ class BenchTreesTest(unittest.TestCase):
         (tmp / 'venv' / 'bin').mkdir(parents=True)
         (tmp / 'venv' / 'bin' / 'python').symlink_to(sys.executable)
         # (the player's PYTHONPATH: the tree and ctx.root, here tmp)
-        (tmp / 'fake_player.py').write_text(FAKE_RUNNER)
+        (tmp / 'fake_player.py').write_text(FAKE_PLAYER)
         self.trees = {}
         for label in ('reproducer', 'fixed'):
             (tmp / 'trees' / label).mkdir(parents=True)
@@ -551,7 +551,7 @@ class BenchTreesTest(unittest.TestCase):
             self.ctx, self.target, self.venv, self.trees,
             ['2:0:0', '13:0:0'], 2)
         self.assertIn('fixed     [bench 13:0:0 run 2/2] no outcome, ? s '
-                      'ERROR IN RUNNER', said.getvalue())
+                      'ERROR IN PLAYER', said.getvalue())
         self.assertEqual([
             'reproducer 2:0:0 1', 'fixed 2:0:0 1',
             'fixed 2:0:0 2', 'reproducer 2:0:0 2',
@@ -572,7 +572,7 @@ class BenchTreesTest(unittest.TestCase):
 
     def test_hung_run_leaves_a_thread_dump(self):
         """A run past BENCH_TIMEOUT gets SIGUSR1 (its faulthandler writes
-        every thread's stack to the log) before the kill; the runner is
+        every thread's stack to the log) before the kill; the player is
         told its --deadline."""
         with mock.patch.object(self.mainjob, 'BENCH_TIMEOUT', 3):
             records = self.mainjob.bench_trees(

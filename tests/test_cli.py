@@ -150,19 +150,19 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertEqual(1, status)
         self.assertEqual("1 passed, 1 failed, 0 skipped", out.getvalue().splitlines()[-1])
 
-    def test_harness_tests_are_a_job(self):
-        # the harness's own tests run as a job beside the targets (and
+    def test_harness_tests_are_a_task(self):
+        # the harness's own tests run as a task beside the targets (and
         # their steps), first in the summary; a failure there counts
         started = []
         with mock.patch.object(ci, "self_tests",
                                lambda ctx: started.append("harness") or
                                Outcome("harness tests (tests/)", failed=1)), \
-                mock.patch.object(ci, "run_jobs", wraps=ci.run_jobs) as run_jobs:
+                mock.patch.object(ci, "run_tasks", wraps=ci.run_tasks) as run_tasks:
             out = helpers.capture_log(self, io.StringIO())
             with contextlib.redirect_stdout(out):
                 status = ci.ci(self.ctx, ["fake"], steps=())
         self.assertEqual(["harness"], started)
-        self.assertEqual(["harness tests", "fake"], [j.name for j in run_jobs.call_args[0][0]])
+        self.assertEqual(["harness tests", "fake"], [t.name for t in run_tasks.call_args[0][0]])
         self.assertEqual(1, status)
         summary = out.getvalue().split("=== summary\n", 1)[1].splitlines()
         self.assertTrue(summary[0].startswith("FAIL harness tests (tests/)"), summary[0])
@@ -245,13 +245,15 @@ class CommandsTest(unittest.TestCase):
 
     def test_ironic_actions_parse_as_before(self):
         parser = self.parser()
-        args = parser.parse_args(["ironic", "selftest", "--pike"])
-        self.assertEqual(("selftest", True, "threading", "auto"),
+        args = parser.parse_args(["ironic", "driver-tests", "--pike"])
+        self.assertEqual(("driver-tests", True, "threading", "auto"),
                          (args.action, args.pike, args.mode, args.expect))
+        # the old name still parses (run() maps it to driver-tests)
+        self.assertEqual("selftest", parser.parse_args(["ironic", "selftest"]).action)
         args = parser.parse_args(["ironic", "start", "--pike", "--port", "6385"])
         self.assertEqual(("start", True, 6385, 0),
                          (args.action, args.pike, args.port, args.fake_delays))
-        args = parser.parse_args(["ironic", "selftest", "--mode", "eventlet", "-k", "e2e"])
+        args = parser.parse_args(["ironic", "driver-tests", "--mode", "eventlet", "-k", "e2e"])
         self.assertEqual(("eventlet", "e2e", False), (args.mode, args.pattern, args.pike))
         self.assertEqual("install", parser.parse_args(["ironic", "install"]).action)
         self.assertEqual("sweep", parser.parse_args(["ironic", "sweep"]).action)
@@ -292,9 +294,9 @@ class ModesInTheHelpTest(helpers.ProjectTestCase):
         text = " ".join(run_help.stdout.split())
         self.assertIn("beta: the second (the default here); alpha: the first; or both "
                       "(beta, then alpha)", text)
-        selftest = self.cli("ironic", "selftest", "--help")
-        self.assertIn("--mode {beta,alpha}", selftest.stdout)
-        self.assertIn("default beta: the second", " ".join(selftest.stdout.split()))
+        tests_help = self.cli("ironic", "driver-tests", "--help")
+        self.assertIn("--mode {beta,alpha}", tests_help.stdout)
+        self.assertIn("default beta: the second", " ".join(tests_help.stdout.split()))
         test_help = " ".join(self.cli("test", "--help").stdout.split())
         self.assertIn("(alpha, beta; repeatable", test_help)
 
@@ -409,16 +411,16 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                       self._refused("ironic", "sweep", "--pike", code=2))
         self.assertIn("ironic start --pike does not take --fake-delays",
                       self._refused("ironic", "start", "--pike", "--fake-delays", "2"))
-        self.assertIn("ironic selftest --pike does not take -k",
-                      self._refused("ironic", "selftest", "--pike", "-k", "x"))
-        self.assertIn("ironic selftest --pike does not take --tree, --expect",
-                      self._refused("ironic", "selftest", "--pike", "--tree", "t",
+        self.assertIn("ironic driver-tests --pike does not take -k",
+                      self._refused("ironic", "selftest", "--pike", "-k", "x"))  # by its old name
+        self.assertIn("ironic driver-tests --pike does not take --tree, --expect",
+                      self._refused("ironic", "driver-tests", "--pike", "--tree", "t",
                                     "--expect", "bug"))
         self.assertIn("invalid choice: 'bogus'", self._refused("ironic", "bogus", code=2))
         self.assertIn("invalid choice: 'maybe'",
-                      self._refused("ironic", "selftest", "--expect", "maybe", code=2))
+                      self._refused("ironic", "driver-tests", "--expect", "maybe", code=2))
         self.assertIn("is not a Nova tree",
-                      self._refused("ironic", "selftest", "--tree", str(self.tmp)))
+                      self._refused("ironic", "driver-tests", "--tree", str(self.tmp)))
         self.assertIn("--timeout: 0: not above 0",
                       self._refused("ironic", "hang-probe", "--timeout", "0", code=2))
         self.assertIn("unrecognized arguments: --pike",

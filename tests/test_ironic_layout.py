@@ -1,6 +1,6 @@
 """The Ironic wing (``novaseries/ironic/``): imports point down, none hides
 in a function, and the driver tests (``novaseries/nova_side/``) are found by
-the path-based runs of ``novaseries ironic selftest``, not by the harness's
+the path-based runs of ``novaseries ironic driver-tests``, not by the harness's
 own discovery.
 
 No Ironic, no Nova: the driver tests skip themselves without them.
@@ -13,13 +13,13 @@ import sys
 import tempfile
 import unittest
 
-from novaseries.ironic import selftest
+from novaseries.ironic import driver_tests
 from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
 ORDER = ("venv", "service", "rest", "request_log", "real_backend", "api_proxy", "pike",
-         "selftest", "hangprobe")
+         "driver_tests", "hangprobe")
 
 
 def _imports(path):
@@ -60,12 +60,12 @@ class LayoutTest(unittest.TestCase):
             self.assertLessEqual(len(path.read_text().splitlines()), 700, path)
 
     def test_the_runs_find_their_tests(self):
-        self.assertTrue((selftest.DRIVER_TESTS / "test_e2e.py").is_file())
-        self.assertTrue((selftest.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
+        self.assertTrue((driver_tests.DRIVER_TESTS / "test_e2e.py").is_file())
+        self.assertTrue((driver_tests.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
         self.assertFalse((helpers.REPO / "tests" / "realironic").exists())
 
     def test_driver_tests_run_by_path_skip_without_nova(self):
-        """``unittest discover -s <folder> -t <folder>``, as selftest.run
+        """``unittest discover -s <folder> -t <folder>``, as driver_tests.run
         does, without Nova and without an Ironic venv: the modules find
         each other by bare name, everything skips, pike's tests are not
         collected."""
@@ -73,7 +73,7 @@ class LayoutTest(unittest.TestCase):
             env = dict(os.environ, PYTHONPATH=str(helpers.REPO),
                        REALIRONIC_VENV=os.path.join(tmp, "no-venv"), NOVASERIES_BUILD=tmp)
             env.pop("REALIRONIC_REQUIRED", None)
-            tests = str(selftest.DRIVER_TESTS)
+            tests = str(driver_tests.DRIVER_TESTS)
             proc = subprocess.run(
                 [sys.executable, "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests],
                 cwd=tmp, env=env, capture_output=True, text=True, timeout=120)

@@ -1,5 +1,6 @@
 """novaseries.ironic.pike: the fake Neutron, refusals before anything starts,
-and how the ci steps count the end-to-end runs.
+and how the end-to-end runs are counted (driver_tests.pike_outcomes, ci's
+real-Ironic step).
 
 Starting a real Ironic 9.1.7 takes RabbitMQ and a Python 2.7 venv: the ci
 step ``pike against Ironic 9.1.7`` does that; these tests do not.
@@ -14,7 +15,7 @@ import urllib.request
 from unittest import mock
 
 from novaseries import cisteps
-from novaseries.ironic import pike, selftest
+from novaseries.ironic import driver_tests, pike
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
 from tests import helpers
@@ -107,8 +108,9 @@ class RefusalTest(unittest.TestCase):
         self.assertIn("novaseries ironic install --pike", str(ctx.exception))
 
 
-class CiStepTest(unittest.TestCase):
-    """The step's outcomes come from each tree's unittest output."""
+class PikeOutcomesTest(unittest.TestCase):
+    """pike_outcomes' Outcomes (``driver-tests --pike``, ci's step) come
+    from each tree's unittest output."""
 
     def _step(self, logs):
         helpers.capture_log(self)  # the failed runs' tails are logged at ERROR
@@ -121,16 +123,15 @@ class CiStepTest(unittest.TestCase):
                 results.append((label, rc, path))
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
-            with mock.patch.object(cisteps.targets_mod, "get"), \
-                    mock.patch.object(cisteps, "missing_interpreter", return_value=None), \
-                    mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
-                    mock.patch.object(cisteps.tree_mod, "scratch_worktree"), \
-                    mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.selftest, "run_pike",
-                                      return_value=results) as selftest, \
-                    mock.patch.object(cisteps, "say"):
-                outcomes = cisteps.pike_real_ironic_step(ctx)
-        runs = selftest.call_args[0][0]
+            with mock.patch.object(driver_tests.targets_mod, "get"), \
+                    mock.patch.object(driver_tests, "missing_interpreter", return_value=None), \
+                    mock.patch.object(driver_tests.tree_mod, "prepare", return_value=tmp), \
+                    mock.patch.object(driver_tests.tree_mod, "scratch_worktree"), \
+                    mock.patch.object(driver_tests.venvs, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(driver_tests, "run_pike",
+                                      return_value=results) as run_pike:
+                outcomes = driver_tests.pike_outcomes(ctx)
+        runs = run_pike.call_args[0][0]
         self.assertEqual([("unpatched", "bug"), ("patched", "fixed")],
                          [(label, expect) for label, _tree, expect in runs])
         return outcomes
@@ -156,15 +157,15 @@ class CiStepTest(unittest.TestCase):
 
     def test_missing_python27_is_reported_not_run(self):
         skipped = Outcome("pike: python2.7 missing", skipped=1)
-        with mock.patch.object(cisteps.targets_mod, "get"), \
-                mock.patch.object(cisteps, "missing_interpreter", return_value=skipped), \
-                mock.patch.object(cisteps.selftest, "run_pike") as selftest:
-            self.assertEqual([skipped], cisteps.pike_real_ironic_step(mock.Mock()))
-        self.assertFalse(selftest.called)
+        with mock.patch.object(driver_tests.targets_mod, "get"), \
+                mock.patch.object(driver_tests, "missing_interpreter", return_value=skipped), \
+                mock.patch.object(driver_tests, "run_pike") as run_pike:
+            self.assertEqual([skipped], driver_tests.pike_outcomes(mock.Mock()))
+        self.assertFalse(run_pike.called)
 
 
-class SelftestFixtureTest(unittest.TestCase):
-    """selftest.run(need_fixture=True) makes a tree without the series'
+class NeedFixtureTest(unittest.TestCase):
+    """driver_tests.run(need_fixture=True) makes a tree without the series'
     fake Ironic fail the contract tests (REALIRONIC_NEED_FIXTURE=1)."""
 
     def env_of(self, **kw):
@@ -172,10 +173,10 @@ class SelftestFixtureTest(unittest.TestCase):
             venv = pathlib.Path(tmp)
             (venv / "bin").mkdir()
             (venv / "bin" / "python").write_text("")
-            with mock.patch.object(selftest.service, "ensure_venv", return_value=venv), \
-                    mock.patch.object(selftest.subprocess, "run") as run:
+            with mock.patch.object(driver_tests.service, "ensure_venv", return_value=venv), \
+                    mock.patch.object(driver_tests.subprocess, "run") as run:
                 run.return_value.returncode = 0
-                selftest.run(venv, {}, nova_venv=venv, build=venv, **kw)
+                driver_tests.run(venv, {}, nova_venv=venv, build=venv, **kw)
         return run.call_args.kwargs["env"]
 
     def test_need_fixture(self):
@@ -188,16 +189,16 @@ class RealIronicStepTest(unittest.TestCase):
     (threading)."""
 
     def _step(self, output, rc=0, modes=("threading",)):
-        """Run real_ironic_step with a selftest that writes ``output`` and
-        returns ``rc``, for a master-all target in ``modes``; return the
-        Outcomes and the selftest mock."""
+        """Run real_ironic_step with a driver_tests.run that writes
+        ``output`` and returns ``rc``, for a master-all target in
+        ``modes``; return the Outcomes and the driver_tests.run mock."""
         helpers.capture_log(self)
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
 
-            def selftest(tree, nova_env, log, **kw):
+            def run_tests(tree, nova_env, log, **kw):
                 log.write(output)
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
@@ -207,8 +208,8 @@ class RealIronicStepTest(unittest.TestCase):
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \
                     mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
-                    mock.patch.object(cisteps.selftest, "run",
-                                      side_effect=selftest) as run, \
+                    mock.patch.object(cisteps.driver_tests, "run",
+                                      side_effect=run_tests) as run, \
                     mock.patch.object(cisteps, "say"):
                 return cisteps.real_ironic_step(ctx), run
 
@@ -229,7 +230,7 @@ class RealIronicStepTest(unittest.TestCase):
 
     def test_the_contract_tests_require_the_fake(self):
         # without the series' fake Ironic the contract tests' fake side
-        # must fail, not skip: ci asks selftest for REALIRONIC_NEED_FIXTURE
+        # must fail, not skip: ci asks driver_tests.run for REALIRONIC_NEED_FIXTURE
         _, run = self._step("Ran 3 tests in 1s\n\nOK\n")
         self.assertIs(True, run.call_args.kwargs.get("need_fixture"))
 

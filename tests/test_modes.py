@@ -267,7 +267,7 @@ class ModesTest(unittest.TestCase):
                 mock.patch.object(venvs, "ensure_venv", return_value=(self.ctx.root, False)), \
                 mock.patch.object(venvs, "mode_interpreter_missing", return_value=""), \
                 mock.patch.object(commit_checks, "check_commits", check):
-            ci.target_job(mock.Mock(), new, [])
+            ci.target_task(mock.Mock(), new, [])
         self.assertEqual(("unit",), seen["last"].modes["eventlet"].suites)
         self.assertEqual(["eventlet"], list(seen["before_last"].modes))
         self.assertEqual(("unit", "functional"), seen["before_last"].modes["eventlet"].suites)
@@ -278,7 +278,7 @@ class ModesTest(unittest.TestCase):
         new = self.load(add(add(TOML, EVENTLET, "ci = false"), THREADING, "ci = false"))["new"]
         with mock.patch.object(targets.Target, "series_status", return_value=(None, "")):
             with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
-                ci.target_job(mock.Mock(), new, [])
+                ci.target_task(mock.Mock(), new, [])
 
     def test_mode_functional(self):
         # a mode may name its own functional selections ([]: none); the

@@ -1,6 +1,6 @@
 """The package holds everything ``novaseries run`` needs: every folder of
 Python code under ``novaseries/`` is a package that pyproject.toml lists,
-so a built wheel has the scenario table and the runner that ``run`` starts
+so a built wheel has the scenario table and the player that ``run`` starts
 in Nova's venv.  (Building a wheel here would need the
 network for the build backend; ``pip install .`` into a clean venv
 checks that by hand.)"""
@@ -25,7 +25,7 @@ class PackageTest(unittest.TestCase):
             self.assertTrue((helpers.REPO.joinpath(*name.split(".")) / "__init__.py").exists(),
                             name)
 
-    def test_run_finds_its_runner_inside_the_package(self):
+    def test_run_finds_its_player_inside_the_package(self):
         player = helpers.REPO.joinpath(*trees.PLAYER.split(".")).with_suffix(".py")
         self.assertTrue(player.is_file())
         self.assertEqual(helpers.REPO / "novaseries" / "nova_side" / "player", player.parent)

@@ -1,4 +1,4 @@
-"""The real-Ironic backend of the scenario runner (run --ironic real),
+"""The real-Ironic backend of the scenario player (run --ironic real),
 without Nova and without Ironic: request classification, the deploy
 interfaces, the image patch, poll counting and hooks, the history."""
 

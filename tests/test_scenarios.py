@@ -8,7 +8,7 @@ import dataclasses
 import re
 import unittest
 
-from novaseries import cisteps, targets
+from novaseries import cisteps, outcomes, targets
 from novaseries.commands import run as run_command
 from novaseries.mainjob import job, judge, report
 from novaseries.scenarios import checks, scenario_table as table
@@ -82,7 +82,7 @@ def _active(**kw):
 
 
 class TableTest(unittest.TestCase):
-    """One definition per scenario, used by the runner and the harness."""
+    """One definition per scenario, used by the player and the harness."""
 
     def test_names_unique_and_every_scenario_has_both_columns(self):
         names = [s.name for s in table.SCENARIOS]
@@ -97,7 +97,7 @@ class TableTest(unittest.TestCase):
                 texts = sc.expectations(tree)
                 self.assertTrue(all(texts), (sc.name, tree, texts))
 
-    def test_runner_takes_its_scenarios_from_the_table(self):
+    def test_player_takes_its_scenarios_from_the_table(self):
         taken = set()
         for path in PLAYER:
             tree = ast.parse(path.read_text())
@@ -184,12 +184,12 @@ class TableTest(unittest.TestCase):
         self.assertEqual([], missing)
 
     def test_observation_keys_are_documented(self):
-        """Every key the runner writes and every key a check reads is in
+        """Every key the player writes and every key a check reads is in
         table.OBSERVATION."""
-        runner = ''.join((PLAYER_DIR / f'{m}.py').read_text()
+        player = ''.join((PLAYER_DIR / f'{m}.py').read_text()
                          for m in ('play_fake', 'play_kinds', 'play_record', 'play_real'))
-        written = set(re.findall(r"\brec\['(\w+)'\]", runner))
-        for call in re.findall(r'rec\.update\((.*?)\)', runner, re.S):
+        written = set(re.findall(r"\brec\['(\w+)'\]", player))
+        for call in re.findall(r'rec\.update\((.*?)\)', player, re.S):
             written |= set(re.findall(r'(\w+)=', call))
         written |= set(re.findall(r"'(\w+)': ", (PLAYER_DIR / 'watch.py').read_text()
                                   .split('def poll_stats', 1)[1]))
@@ -906,10 +906,10 @@ class UnplayableTest(unittest.TestCase):
         self.assertEqual(1, outcome.failed, outcome)
 
     def test_other_errors_are_errors(self):
-        # a runner error is no declared case: counted
+        # a player error is no declared case: counted
         crashed = _obs(**dict(self.NEVER, error='Traceback\nKeyError: x\n'))
         verdict, outcome = self._evaluate(crashed)
-        self.assertEqual('error: runner error: KeyError: x', verdict)
+        self.assertEqual('error: player error: KeyError: x', verdict)
         self.assertEqual(1, outcome.failed, outcome)
         # ... and a step that never came on a scenario without the
         # declaration
@@ -1028,8 +1028,8 @@ class MissingDataTest(unittest.TestCase):
 
 class JudgeTest(unittest.TestCase):
 
-    def test_runner_error_and_not_settled(self):
-        self.assertEqual(['runner error: KeyError: x'], table.judge(
+    def test_player_error_and_not_settled(self):
+        self.assertEqual(['player error: KeyError: x'], table.judge(
             'normal-build', 'fixed', {'error': 'Traceback\nKeyError: x\n'}))
         self.assertEqual(['did not settle within the time limit'],
                          table.judge('normal-build', 'fixed',
@@ -1212,7 +1212,7 @@ class EvaluateTest(unittest.TestCase):
         text = '\n'.join(report.scenario_list())
         for sc in table.SCENARIOS:
             self.assertIn(f'{sc.name}: {sc.title}', text)
-        self.assertIn('real Ironic, driver level (ironic selftest): '
+        self.assertIn('real Ironic, driver level (ironic driver-tests): '
                       'novaseries/nova_side/driver_tests/test_e2e.py '
                       'test_undeploy_in_wait_callback', text)
 
@@ -1220,20 +1220,20 @@ class EvaluateTest(unittest.TestCase):
 class ParseTest(unittest.TestCase):
 
     def test_parse_unittest(self):
-        self.assertEqual((5, 0, 0), cisteps.parse_unittest('Ran 5 tests in 1.0s\n\nOK\n'))
-        self.assertEqual((21, 3, 2), cisteps.parse_unittest(
+        self.assertEqual((5, 0, 0), outcomes.parse_unittest('Ran 5 tests in 1.0s\n\nOK\n'))
+        self.assertEqual((21, 3, 2), outcomes.parse_unittest(
             'Ran 21 tests in 90s\n\nFAILED (failures=1, errors=2, skipped=2)\n'))
-        self.assertEqual((4, 0, 1), cisteps.parse_unittest(
+        self.assertEqual((4, 0, 1), outcomes.parse_unittest(
             'Ran 4 tests in 1s\n\nOK (skipped=1)\n'))
-        self.assertEqual((1, 1, 0), cisteps.parse_unittest(
+        self.assertEqual((1, 1, 0), outcomes.parse_unittest(
             'Ran 1 test in 1s\n\nFAILED (unexpected successes=1)\n'))
         # no "Ran" line: the run crashed
-        self.assertEqual((0, 1, 0), cisteps.parse_unittest('ImportError: no nova\n'))
+        self.assertEqual((0, 1, 0), outcomes.parse_unittest('ImportError: no nova\n'))
         # an expected failure among the project's own tests is a failure
-        self.assertEqual((2, 1, 0), cisteps.parse_unittest(
+        self.assertEqual((2, 1, 0), outcomes.parse_unittest(
             'Ran 2 tests in 1s\n\nOK (expected failures=1)\n'))
         # a nested run's summary, then the run died before its own
-        self.assertEqual((0, 1, 0), cisteps.parse_unittest(
+        self.assertEqual((0, 1, 0), outcomes.parse_unittest(
             'Ran 1 test in 0s\n\nOK\ntest_b ... FAIL\ntest_c ... '))
 
     def test_bench_spec(self):
@@ -1265,7 +1265,7 @@ if __name__ == '__main__':
 
 
 class CheckTreeTest(helpers.ProjectTestCase):
-    """``run --tree``: a scenario the runner could not play (no status,
+    """``run --tree``: a scenario the player could not play (no status,
     no verdict) is reported wrong, not a crash of the report."""
 
     def test_observation_without_status(self):
@@ -1278,7 +1278,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
         base.mkdir(parents=True)
         (base / "base.py").write_text("")
         obs = {'scenario': 'undeploy-deleting',
-               'error': 'runner error: AssertionError: not polled'}
+               'error': 'player error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
         modes = {'threading': targets.Mode('threading', description='native threads')}
         with mock.patch.object(job.venvs, 'ensure_venv',

@@ -22,4 +22,5 @@ def add_arguments(parser, ctx):
 
 
 def run(ctx, args):
-    return ci.ci(ctx, args.targets, self_test=not args.no_self_tests, jobs=args.jobs)
+    return ci.ci(ctx, args.targets, self_test=not args.no_self_tests,
+                 parallel=args.jobs)

@@ -4,10 +4,12 @@
     novaseries ironic start [--pike] [--port P] [--fake-delays N]
                                               # start one, print its URLs, stop on Enter/SIGTERM
     novaseries ironic sweep                   # kill what killed test runs left behind
-    novaseries ironic selftest [--tree T] [--nova-venv V] [-k PATTERN] [--expect auto|fixed|bug]
-                               [--mode MODE]  # contract + end-to-end tests
+    novaseries ironic driver-tests [--tree T] [--nova-venv V] [-k PATTERN]
+                                   [--expect auto|fixed|bug] [--mode MODE]
+                                              # Nova's ironic driver against Ironic 39.0.0:
+                                              # contract + end-to-end tests
                                               # (novaseries/nova_side/driver_tests)
-    novaseries ironic selftest --pike         # pike's driver against Ironic 9.1.7, on the
+    novaseries ironic driver-tests --pike     # pike's driver against Ironic 9.1.7, on the
                                               # unpatched and the patched pike tree
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
                                  [--retries N] [--unset-for S]
@@ -15,8 +17,9 @@
                                               # (novaseries/ironic/hangprobe.py)
 
 Each action takes only its own options (argparse refuses the others);
-``selftest --pike`` takes none of selftest's other options and ``start
---pike`` no ``--fake-delays`` (HarnessError).  ``selftest --mode`` is one
+``driver-tests --pike`` takes none of driver-tests' other options and
+``start --pike`` no ``--fake-delays`` (HarnessError); ``selftest`` is
+driver-tests' old name, still accepted.  ``driver-tests --mode`` is one
 of targets.toml ``[modes]`` (default: its default mode,
 :func:`novaseries.targets.default_modes`).  The main CLI's
 ``--build-dir`` says where venvs and run directories go.  A
@@ -30,16 +33,15 @@ import os
 import signal
 import sys
 
-from novaseries import cisteps
-from novaseries.ironic import hangprobe, pike, selftest, service
+from novaseries.ironic import driver_tests, hangprobe, pike, service
 from novaseries import targets as targets_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
-HELP = ("the real Ironics of the tests: install, start, sweep, selftest, hang-probe "
+HELP = ("the real Ironics of the tests: install, start, sweep, driver-tests, hang-probe "
         "(see doc/real-ironic.rst)")
 
-#: selftest's options that ``selftest --pike`` does not take (dest -> flag).
+#: driver-tests' options that ``driver-tests --pike`` does not take (dest -> flag).
 _NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
              "expect": "--expect", "mode": "--mode"}
 
@@ -60,19 +62,21 @@ def add_arguments(parser, ctx):
     start.add_argument("--port", type=int, help="the API port (default: a free one)")
     start.add_argument("--fake-delays", type=int, default=0, metavar="SECONDS",
                        help="[fake] power_delay/boot_delay")
-    sub.add_parser("sweep", help="kill the Ironics and runners that killed test runs "
+    sub.add_parser("sweep", help="kill the Ironics and image servers that killed test runs "
                    "left behind")
-    selftest = sub.add_parser("selftest", help="the contract and end-to-end tests "
-                              "(novaseries/nova_side/driver_tests) in Nova's venv")
-    _pike(selftest)
-    selftest.add_argument("--tree", help="a Nova tree with the series (default: "
-                          "$REALIRONIC_NOVA_TREE or build/trees/master)")
-    selftest.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
-    selftest.add_argument("-k", dest="pattern", help="only tests matching this")
-    selftest.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
-                          help="what spawn() must raise in the end-to-end tests "
-                          "(default: detected from the tree)")
-    _mode(selftest, ctx)
+    tests = sub.add_parser("driver-tests", aliases=["selftest"],
+                           help="Nova's ironic driver tests (contract, end to end; "
+                           "novaseries/nova_side/driver_tests) in Nova's venv against a "
+                           "real Ironic (selftest: the old name)")
+    _pike(tests)
+    tests.add_argument("--tree", help="a Nova tree with the series (default: "
+                       "$REALIRONIC_NOVA_TREE or build/trees/master)")
+    tests.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
+    tests.add_argument("-k", dest="pattern", help="only tests matching this")
+    tests.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
+                       help="what spawn() must raise in the end-to-end tests "
+                       "(default: detected from the tree)")
+    _mode(tests, ctx)
     probe = sub.add_parser("hang-probe", help="a read of Nova's ironic driver against a "
                            "real Ironic behind a proxy that never answers, with [ironic] "
                            "timeout set and unset (doc/operators.rst)")
@@ -112,7 +116,7 @@ def _refuse_pike_options(ctx, args):
     if not getattr(args, "pike", False):
         return
     unused = []
-    if args.action == "selftest":
+    if args.action == "driver-tests":
         defaults = {"tree": None, "nova_venv": None, "pattern": None, "expect": "auto",
                     "mode": next(iter(targets_mod.default_modes(ctx)), None)}
         unused = [flag for dest, flag in _NOT_PIKE.items()
@@ -166,15 +170,15 @@ def _tree(ctx, arg, target="master"):
     return tree
 
 
-def _selftest(ctx, args):
+def _driver_tests(ctx, args):
     if args.pike:
-        outcomes = cisteps.pike_real_ironic_step(ctx)
+        outcomes = driver_tests.pike_outcomes(ctx)
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
     mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
-    return selftest.run(tree, mode.mode.env, nova_venv=args.nova_venv,
-                        build=ctx.build, pattern=args.pattern, expect=args.expect,
-                        root=ctx.root)
+    return driver_tests.run(tree, mode.mode.env, nova_venv=args.nova_venv,
+                            build=ctx.build, pattern=args.pattern, expect=args.expect,
+                            root=ctx.root)
 
 
 def _hang_probe(ctx, args):
@@ -186,13 +190,16 @@ def _hang_probe(ctx, args):
 
 
 #: What each action runs: ``func(ctx, args) -> exit status``.
-_RUN = {"install": _install, "start": _start, "sweep": _sweep, "selftest": _selftest,
+_RUN = {"install": _install, "start": _start, "sweep": _sweep, "driver-tests": _driver_tests,
         "hang-probe": _hang_probe}
+#: Old action names -> their names now.
+_ALIASES = {"selftest": "driver-tests"}
 
 
 def run(ctx, args):
-    """Run ``args.action``; returns the exit status (selftest: the test
+    """Run ``args.action``; returns the exit status (driver-tests: the test
     run's)."""
+    args.action = _ALIASES.get(args.action, args.action)
     _refuse_pike_options(ctx, args)
     try:
         return _RUN[args.action](ctx, args)

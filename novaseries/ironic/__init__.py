@@ -12,13 +12,16 @@
   the real Ironic behind the main job's scenarios (``run --ironic real``)
   and its request recording; :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
-* :mod:`~novaseries.ironic.selftest`: runs the driver tests
+* :mod:`~novaseries.ironic.driver_tests`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv
-  (``novaseries ironic selftest``); :mod:`~novaseries.ironic.hangprobe`:
+  (``novaseries ironic driver-tests``); :mod:`~novaseries.ironic.hangprobe`:
   ``novaseries ironic hang-probe``.
 
-Imports point down: selftest -> pike -> service -> venv; real_backend ->
-request_log -> rest -> service.  Everything here is standard library only:
-the code in Nova's venv (:mod:`novaseries.nova_side`) imports some of it
+Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;
+real_backend -> request_log -> rest -> service; of the rest of the harness,
+driver_tests alone uses the targets, trees and venvs (pike's trees for
+:func:`~novaseries.ironic.driver_tests.pike_outcomes`).  Everything here is
+standard library only: the code in Nova's venv
+(:mod:`novaseries.nova_side`) imports some of it
 (``nova_side.HARNESS_MODULES``).  See ``doc/real-ironic.rst``.
 """

@@ -123,7 +123,7 @@ class RealIronicBackend(request_log.RequestRecorder):
         #: Tracebacks of scenario steps that raised in the driver's
         #: thread, and of the recorder's own failures: never passed on to
         #: Nova's request (it would judge a harness error as Nova's), the
-        #: runner reports them as the scenario's error.
+        #: player reports them as the scenario's error.
         self.errors = []
         #: Called (no arguments) after a step raised.
         self.on_error = None

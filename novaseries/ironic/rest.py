@@ -4,7 +4,7 @@ For the operator's side of the tests and of ``run --ironic real``: enrol
 nodes, move them, read them back, undeploy them.  What Nova sends goes
 through openstacksdk, as Nova's driver does; this client is what an
 operator's ``baremetal`` commands send.  Standard library only: the
-harness, the real-Ironic tests and the scenario runner (in Nova's venv)
+harness, the real-Ironic tests and the scenario player (in Nova's venv)
 import it.
 """
 

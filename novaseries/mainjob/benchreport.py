@@ -1,11 +1,11 @@
-"""The benchmark's report: tables and problems from the runners' records.
+"""The benchmark's report: tables and problems from the players' records.
 
-The records (keys: ``bench_table.RECORD``) come from both trees' runners,
+The records (keys: ``bench_table.RECORD``) come from both trees' players,
 R runs per spec; everything here is arithmetic on them (no Nova needed).
 The tables are reStructuredText simple tables; doc/main-job.rst quotes
 them as a run printed them.
 
-Statistics use the *valid* runs only: a run whose runner failed or whose
+Statistics use the *valid* runs only: a run whose player failed or whose
 servers did not settle is a problem, and its numbers are left out.
 """
 
@@ -306,7 +306,7 @@ def goals(specs):
 
 
 def problems(specs):
-    """What makes the benchmark's result wrong (list of strings): a runner
+    """What makes the benchmark's result wrong (list of strings): a player
     error, a run that did not settle, an inconsistency (on either tree: the
     bug leaves the torn-down servers in BUILD and nothing else wrong), a
     fixed tree with a server in BUILD, a reproducer tree that does not show
@@ -318,7 +318,7 @@ def problems(specs):
                 where = f"{text} run {r['run']} ({tree})"
                 if r.get('error'):
                     last = r['error'].strip().splitlines() or ['(empty)']
-                    found.append(f"{where}: runner error: {last[-1]}")
+                    found.append(f"{where}: player error: {last[-1]}")
                     continue
                 if not r.get('settled'):
                     found.append(f"{where}: did not settle")

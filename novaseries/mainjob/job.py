@@ -45,7 +45,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
     ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per
     tree, on the reproducer and the fixed tree, in each of ``modes``.
 
-    Each tree's runner binds the scenarios to its Ironic
+    Each tree's player binds the scenarios to its Ironic
     (``ironic/real_backend.py``): fresh nodes per scenario, enrolled
     through the API and swept after it; every request Nova and the
     operator sent is kept in ``build/results/run/real/<runid>/<tree>.<mode>/
@@ -58,7 +58,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
         ``build/results/run/run-real.json``, the latest run's).
     :returns: ``(exit status, this run's run.json)``; the status is 0 when
         the fixed tree is right in every mode.
-    :raises HarnessError: a scenario that is not playable, a runner that
+    :raises HarnessError: a scenario that is not playable, a player that
         failed without its JSON, an Ironic that did not start.
     """
     return play(ctx, target_name, scenarios, json_out=json_out,

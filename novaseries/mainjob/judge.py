@@ -29,7 +29,7 @@ def evaluate(data, released='the release'):
     outcome check that fails on it, the scenario's ``bug`` checks first:
     :func:`bug_reasons`) or ``as on <released>: the fixed tree's checks
     hold too``.  On either tree, an observation that is no verdict (the
-    runner failed, the server did not settle, a step never happened:
+    player failed, the server did not settle, a step never happened:
     ``scenario_table.scenario_error``) is ``error: <why>``; on the fixed
     tree it counts as wrong.  A scenario that declares it cannot be played
     on the reproducer tree (``reproducer_unplayable``) is ``not playable

@@ -177,7 +177,7 @@ def scenario_list():
         lines.append("    real Ironic (run --ironic real): " + (
             'plays it' if sc.real is True else f"not played: {sc.real}"))
         if sc.real_ironic:
-            lines.append("    real Ironic, driver level (ironic selftest): "
+            lines.append("    real Ironic, driver level (ironic driver-tests): "
                          f"novaseries/nova_side/driver_tests/test_e2e.py {sc.real_ironic}")
     return lines
 

@@ -68,14 +68,14 @@ def result_stem(label, target):
 
 def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
               extra_args=None):
-    """Run the inner runner in each tree (in parallel); return {tree: data}.
+    """Run the scenario player in each tree (in parallel); return {tree: data}.
 
     :param target: the target in the mode to run in (its env).
     :param trees: {label: tree path}.
     :param outdir: where each tree's JSON and logs go (default
         ``build/results/run``).
-    :param extra_args: {label: more runner arguments} (``--ironic real``).
-    :raises HarnessError: if a runner process fails without writing JSON.
+    :param extra_args: {label: more player arguments} (``--ironic real``).
+    :raises HarnessError: if a player process fails without writing JSON.
     """
     outdir = pathlib.Path(outdir or ctx.results('run'))
     outdir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +90,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
         cmd += (extra_args or {}).get(label, [])
         env = player_env(ctx, target, venv, tree)
         log = open(outdir / f"{result_stem(label, target)}.log", 'w')
-        # (the runner dies with the harness, even when it is SIGKILLed)
+        # (the player dies with the harness, even when it is SIGKILLed)
         proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=log,
                                 stdin=subprocess.DEVNULL,
@@ -105,7 +105,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
         for proc, *_ in running.values():
             proc.wait()
     finally:
-        # interrupted (Ctrl-C, SIGTERM): no runner outlives the command
+        # interrupted (Ctrl-C, SIGTERM): no player outlives the command
         for proc, *_ in running.values():
             if proc.poll() is None:
                 proc.kill()
@@ -121,7 +121,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
             (outdir / f"{stem}.stdout.log").write_text('\n'.join(lines))
             tail = (outdir / f"{stem}.log").read_text(
                 errors='replace').splitlines()[-20:]
-            raise HarnessError(f"scenario runner for {label} failed (exit "
+            raise HarnessError(f"scenario player for {label} failed (exit "
                                f"{rc}); logs: {outdir / (stem + '.log')}, "
                                f"{outdir / (stem + '.stdout.log')}",
                                '\n'.join(lines[-20:] + ['--- stderr:'] + tail))
@@ -136,7 +136,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
 BENCH_TIMEOUT = 600
 #: Seconds before BENCH_TIMEOUT at which a run that has not ended dumps its
 #: threads and lock holders to its log and writes a record with its error
-#: (the runner's ``--deadline``); then SIGUSR1 (faulthandler) before the kill.
+#: (the player's ``--deadline``); then SIGUSR1 (faulthandler) before the kill.
 BENCH_DUMP_MARGIN = 30
 
 
@@ -173,7 +173,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                          '--out', str(out), '--bench', spec.text, str(i),
                          '--deadline', str(BENCH_TIMEOUT - BENCH_DUMP_MARGIN)],
                         trees[label], log,
-                        # the runner's --deadline is the run's budget, not
+                        # the player's --deadline is the run's budget, not
                         # the suites' per-test timeout (OS_TEST_TIMEOUT)
                         dict(player_env(ctx, target, venv, trees[label]),
                              OS_TEST_TIMEOUT='0'))
@@ -196,14 +196,14 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                 say(f"  {label:10}[bench{mode} {spec.text} run {i}/{runs}] "
                     f"{outcome or 'no outcome'}, "
                     f"{rec.get('wall_seconds', '?')} s"
-                    f"{' ERROR IN RUNNER' if rec.get('error') else ''}")
+                    f"{' ERROR IN PLAYER' if rec.get('error') else ''}")
     return records
 
 
 def _bench_process(cmd, cwd, log, env):
     """Run one benchmark process with BENCH_TIMEOUT; return its exit
     status, or ``"killed after N s"``.  Before the kill, SIGUSR1 makes the
-    runner's faulthandler write every thread's stack to the log."""
+    player's faulthandler write every thread's stack to the log."""
     proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=log, stderr=log, env=env)
     try:

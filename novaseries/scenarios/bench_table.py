@@ -49,17 +49,17 @@ SUITES['cost'] = ('50:0:0',)
 SUITES['all'] = tuple(dict.fromkeys(
     SUITES['cost'] + SUITES['scale'] + SUITES['alternates']))
 
-#: The keys of one run's record (what the runner writes per spec and run).
+#: The keys of one run's record (what the player writes per spec and run).
 RECORD = {
     'spec': 'the spec, normalised (BenchSpec.text)',
     'run': 'the run of the spec, 1..R (seed = run)',
     'n': 'servers created', 's': 'spare nodes', 'k': 'builds torn down',
     'options': 'the Nova options set, {name: value}',
-    'error': "the runner's traceback if the run failed, else None",
+    'error': "the player's traceback if the run failed, else None",
     'settled': 'False when the servers did not settle in time',
     'wall_seconds': 'from the first create request to the last build '
                     'attempt or final state',
-    'cpu_seconds': 'CPU time of the runner process (all its threads) '
+    'cpu_seconds': 'CPU time of the player process (all its threads) '
                    'over the same span',
     'ironic_calls_total': 'driver calls to Ironic during the run',
     'outcome': '{server status at the end: count}',
@@ -98,7 +98,7 @@ HEALTHY_FIELDS = {
     'calls_per_poll': 'calls between its first and last poll / polls',
 }
 
-#: What the runner checks at the end of every run (inconsistencies()).
+#: What the player checks at the end of every run (inconsistencies()).
 CONSISTENCY = (
     'K builds were undeployed, each in wait call-back',
     'every build that was not torn down deployed once and is ACTIVE',

@@ -904,7 +904,7 @@ RETRIES_EXCEEDED = ('Exceeded maximum number of retries. Exhausted all '
                     'hosts available for retrying build failures for '
                     'instance {server_id}.')
 #: Polls of a ``user-delete`` scenario: its first deploy is held in ``wait
-#: call-back`` (a poll every 0.05 s at most) until the runner's main thread
+#: call-back`` (a poll every 0.05 s at most) until the player's main thread
 #: has deleted the server, whenever it gets to it (9-10 measured on a
 #: loaded machine).
 HELD_MAX_POLLS = 24

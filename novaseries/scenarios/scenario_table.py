@@ -28,14 +28,14 @@ from novaseries.scenarios.checks import (
     rescheduled, RETRIES_EXCEEDED, SEEN_DELETING, seconds_at_most, status,
     status_in, task_state, teardown_refused, TORE_DOWN)
 
-#: The observation of one scenario, as the runner writes it (JSON), key ->
+#: The observation of one scenario, as the player writes it (JSON), key ->
 #: meaning.  Checks read only these.
 OBSERVATION = {
     'scenario': 'the scenario name',
-    'definition': "the scenario's runner parameters (Scenario.describe())",
-    'error': "the runner's traceback when the scenario itself failed, or None",
+    'definition': "the scenario's player parameters (Scenario.describe())",
+    'error': "the player's traceback when the scenario itself failed, or None",
     'settled': 'False when the server did not settle within the time limit',
-    'test_seconds': 'wall time of the scenario in the runner',
+    'test_seconds': 'wall time of the scenario in the player',
     'server_id': "the server's uuid",
     'status': 'server status at the end (DELETED when it is gone)',
     'vm_state': 'vm_state at the end',
@@ -220,7 +220,7 @@ class Scenario:
         came there is the verdict ``not playable``, not an error.
     :param real_ironic: the end-to-end test of ``novaseries/nova_side/
         driver_tests/test_e2e.py`` that plays the scenario at the driver level against
-        a real Ironic (``novaseries ironic selftest``), or None.
+        a real Ironic (``novaseries ironic driver-tests``), or None.
     :param real: True when ``novaseries run --ironic real`` plays the
         scenario through Nova's whole stack against a real Ironic
         (``real_backend.py``); otherwise why it does not (a text).
@@ -314,7 +314,7 @@ class Scenario:
             object.__setattr__(self, field, value)
 
     #: What the player reads (the rest are the expectations).
-    RUNNER_FIELDS = ('name', 'title', 'nodes', 'action', 'after_polls', 'then',
+    PLAYER_FIELDS = ('name', 'title', 'nodes', 'action', 'after_polls', 'then',
                      'delete_on_reschedule', 'deleting_reads',
                      'deploying_reads', 'port',
                      'max_attempts', 'api_max_retries', 'settle_ironic',
@@ -324,7 +324,7 @@ class Scenario:
         """The player's parameters, JSON-ready (the observation's
         ``definition``)."""
         return {field: [list(step) for step in self.then] if field == 'then'
-                else getattr(self, field) for field in self.RUNNER_FIELDS}
+                else getattr(self, field) for field in self.PLAYER_FIELDS}
 
     def expectations(self, tree):
         """What the checks of ``tree`` (``reproducer`` or ``fixed``) say,
@@ -722,12 +722,12 @@ TREES = ('reproducer', 'fixed')
 
 
 def scenario_error(obs):
-    """Why the observation is no verdict at all: the runner failed, the
+    """Why the observation is no verdict at all: the player failed, the
     server did not settle, or a step of the scenario never happened (then
     the scenario did not test what it defines, on either tree); None when
     it happened as defined."""
     if obs.get('error'):
-        return 'runner error: ' + obs['error'].strip().splitlines()[-1]
+        return 'player error: ' + obs['error'].strip().splitlines()[-1]
     problem = missing(obs, 'error', 'settled')
     if problem:
         return 'the record is incomplete: ' + problem
@@ -740,7 +740,7 @@ def scenario_error(obs):
 
 def unplayed(obs):
     """Why a step of the scenario never came, when that alone makes the
-    observation no verdict (the runner ran it to the end and the server
+    observation no verdict (the player ran it to the end and the server
     settled); None otherwise.  On the reproducer tree of a scenario that
     declares it cannot be played there (``reproducer_unplayable``), this
     is the declared case, not an error."""

@@ -1,7 +1,7 @@
 """The contract and end-to-end tests of Nova's ironic driver against a real
 Ironic (39.0.0); run inside Nova's test venv by ``novaseries ironic
-selftest`` (:func:`novaseries.ironic.selftest.run`), never by the harness's
-own tests.
+driver-tests`` (:func:`novaseries.ironic.driver_tests.run`), never by the
+harness's own tests.
 
 They need a Nova tree with the series on ``PYTHONPATH`` (and the project
 root, for :mod:`novaseries.ironic.service`, which they start through
@@ -19,7 +19,7 @@ package only so that the harness's wheel ships it.)
   they share is in ``e2e.py`` (not a test module);
 * ``test_harness.py``: :mod:`novaseries.ironic.service` itself (errors,
   clean stop, no leftovers);
-* ``_guard.py``: skips instead of import errors outside ``selftest``.
+* ``_guard.py``: skips instead of import errors outside ``driver-tests``.
 
 See ``doc/real-ironic.rst``.
 """

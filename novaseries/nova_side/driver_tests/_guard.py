@@ -1,9 +1,9 @@
 """Import guard shared by the test modules of this directory.
 
 These tests need Nova (a tree with the series applied on PYTHONPATH, Nova's
-test venv) and the Ironic venv.  ``novaseries ironic selftest``
-provides all of it and sets ``REALIRONIC_REQUIRED=1``; any other runner that
-happens to collect this directory gets skips instead of import errors.
+test venv) and the Ironic venv.  ``novaseries ironic driver-tests``
+provides all of it and sets ``REALIRONIC_REQUIRED=1``; any other test runner
+that happens to collect this directory gets skips instead of import errors.
 """
 
 import os
@@ -13,9 +13,9 @@ REQUIRED = os.environ.get('REALIRONIC_REQUIRED') == '1'
 
 
 def skip_or_raise(what, exc):
-    """Raise ``exc`` under selftest, else skip the calling module."""
+    """Raise ``exc`` under driver-tests, else skip the calling module."""
     if REQUIRED:
         raise exc
     raise unittest.SkipTest(
-        '%s (%s); run `novaseries ironic selftest --tree '
+        '%s (%s); run `novaseries ironic driver-tests --tree '
         '<nova tree>`' % (what, exc))

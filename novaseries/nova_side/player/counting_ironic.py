@@ -30,7 +30,7 @@ provides it, in the harness only, on top of the series' fixture:
 
 Everything else (the proxy, the state table, Ironic's refusals, the
 operator controls, ``on_state``) is the series' fixture's.  The scenario
-runners install it in place of ``nova.tests.fixtures.IronicFixture``
+players install it in place of ``nova.tests.fixtures.IronicFixture``
 (:func:`install`).
 """
 

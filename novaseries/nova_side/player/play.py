@@ -96,7 +96,7 @@ def main(argv=None):
         out['scenarios'].append(rec)
         print('  [%d/%d] %-32s %s%s (%.1fs)' % (
             i, len(names), name, rec.get('status'),
-            ' ERROR IN RUNNER' if rec.get('error') else '',
+            ' ERROR IN PLAYER' if rec.get('error') else '',
             rec.get('test_seconds', 0)), file=sys.stdout, flush=True)
     if args.bench:
         # One run of one spec per process. In one process for all, the

@@ -229,7 +229,7 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
         """Until no attempt runs, nothing changed for BENCH_QUIET and every
         server has reached its end (bench_table.settled).
 
-        Watches the runner's own bookkeeping while builds run (API requests
+        Watches the player's own bookkeeping while builds run (API requests
         would cost CPU in the measured process), then asks the API. Gives
         up once nothing moved for ``stall`` seconds -- no build attempt
         started or ended, no server became ACTIVE or ERROR --, not after a

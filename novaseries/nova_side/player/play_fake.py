@@ -33,7 +33,7 @@ FAKE_SETTLE_TIMEOUT = 30.0
 #: build is running.
 SETTLE_QUIET = 0.6
 #: Actions whose deploy the fake holds in ``wait call-back`` (no read
-#: ends it): the runner's main thread acts (``user-delete``), or the
+#: ends it): the player's main thread acts (``user-delete``), or the
 #: Bare Metal API goes down (``api-blip``: its callback comes once the API
 #: is back; ``api-down`` and ``api-down-delete``: it never comes).
 HELD_ACTIONS = ('user-delete', 'api-blip', 'api-down', 'api-down-delete')
@@ -268,7 +268,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
 
     def _delete_at_refusal(self):
         """Action ``api-down-delete``, on the first read the API refused:
-        the runner's main thread deletes the server (kind
+        the player's main thread deletes the server (kind
         ``outage-delete``, see _run); this thread (the driver's, before
         its read fails; against a real Ironic the API proxy's, before the
         refusal is sent) waits until the API has accepted the delete, so

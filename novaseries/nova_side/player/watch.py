@@ -23,7 +23,7 @@ class BuildWatch:
     Records each build attempt's result (``active``, ``rescheduled``,
     ``failed``), each rebuild's (``rebuilt``, ``rebuild-exception``) and
     each delete's (``terminated``, ``terminate-exception``), and how many
-    are running, so the runner knows when the compute service is idle.
+    are running, so the player knows when the compute service is idle.
     """
 
     #: Build results after which the compute manager neither removes the

@@ -1,6 +1,6 @@
 """Run the driver tests against a real Ironic, inside Nova's test venv.
 
-``novaseries ironic selftest`` and the ``ci`` steps of the real Ironics
+``novaseries ironic driver-tests`` and the ``ci`` steps of the real Ironics
 come here:
 
 * :func:`run`: :data:`DRIVER_TESTS` (the contract tests, the end-to-end
@@ -10,7 +10,9 @@ come here:
   through ``service.shared()``);
 * :func:`run_pike`: :data:`PIKE_DRIVER_TESTS` (stable/pike's driver end to
   end) in pike's Python 2.7 test venv, once per tree, against one Ironic
-  9.1.7 (:mod:`novaseries.ironic.pike`) started here.
+  9.1.7 (:mod:`novaseries.ironic.pike`) started here; :func:`pike_outcomes`
+  prepares pike's trees and venv for it and counts its runs
+  (``driver-tests --pike`` and ci's step).
 
 Each is one ``python -m unittest discover -s <folder> -t <folder>``: the
 folder is the top-level directory of the run, so its modules import each
@@ -23,8 +25,10 @@ import pathlib
 import subprocess
 import time
 
+from novaseries import targets as targets_mod, tree as tree_mod, venvs
 from novaseries.ironic import pike, service
 from novaseries.ironic.venv import default_build, project_root
+from novaseries.outcomes import missing_interpreter, unittest_outcome
 
 LOG = logging.getLogger(__name__)
 
@@ -74,7 +78,7 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
     LOG.info(f"realironic: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")
     res = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
                          stderr=subprocess.STDOUT if log else None)
-    LOG.info(f"realironic: selftest took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
+    LOG.info(f"realironic: driver tests took {time.monotonic() - t0:.1f} s (rc {res.returncode})")
     return res.returncode
 
 
@@ -154,3 +158,33 @@ def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
                      f"(log: {log_path})")
             results.append((label, rc, log_path))
     return results
+
+
+def pike_outcomes(ctx):
+    """Run :data:`PIKE_DRIVER_TESTS` against Ironic 9.1.7 (:func:`run_pike`)
+    on the unpatched pike tree (the bug must show) and on the patched one;
+    one Outcome per tree.
+
+    Skipped like the pike target when Python 2.7 is missing (a failure
+    under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
+    it).
+    """
+    target = targets_mod.get(ctx, "pike")
+    missing = missing_interpreter(target)
+    if missing:
+        return [missing]
+    tree = tree_mod.prepare(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
+    log_dir = ctx.results("pike-realironic")
+    outcomes = []
+    with tree_mod.scratch_worktree(tree, "base",
+                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
+        results = run_pike(
+            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
+            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
+    for label, rc, log_path in results:
+        what = ("the bug shown" if label == "unpatched" else "the fix")
+        outcomes.append(unittest_outcome(
+            f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
+            log_path, rc)[1])
+    return outcomes

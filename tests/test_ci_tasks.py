@@ -1,4 +1,4 @@
-"""``ci`` runs its targets and steps as jobs, two at a time (run_jobs)."""
+"""``ci`` runs its targets and steps as tasks, two at a time (run_tasks)."""
 
 import threading
 import unittest
@@ -12,13 +12,13 @@ from novaseries.util import HarnessError
 WAIT = 30
 
 
-def _job(name, func, deps=()):
-    return ci.Job(name, lambda: (func(), [(name, 0.0)]), deps)
+def _task(name, func, deps=()):
+    return ci.Task(name, lambda: (func(), [(name, 0.0)]), deps)
 
 
-class RunJobsTest(unittest.TestCase):
+class RunTasksTest(unittest.TestCase):
 
-    def test_a_job_waits_for_its_deps(self):
+    def test_a_task_waits_for_its_deps(self):
         # "step" needs "target"; "other" needs nothing.  "target" holds
         # its slot until "other" runs, so the second slot must pass "step"
         # over (its dep has not ended) and take "other".
@@ -39,24 +39,24 @@ class RunJobsTest(unittest.TestCase):
             release.set()
             return [Outcome("other", passed=1)]
 
-        results = ci.run_jobs([_job("target", target), _job("step", step, {"target"}),
-                               _job("other", other)], parallel=2)
+        results = ci.run_tasks([_task("target", target), _task("step", step, {"target"}),
+                               _task("other", other)], parallel=2)
         self.assertLess(events.index("target ended"), events.index("step started"))
         self.assertEqual({"target", "step", "other"}, set(results))
         self.assertEqual([("step", 0.0)], results["step"][1])
 
-    def test_jobs_run_at_once_and_share_the_cores(self):
+    def test_tasks_run_at_once_and_share_the_cores(self):
         both = threading.Barrier(2, timeout=WAIT)
         seen = []
 
-        def job():
+        def task():
             both.wait()  # BrokenBarrierError unless both run at once
             seen.append(cores.mode_concurrency(1))
             both.wait()
-            return [Outcome("job", passed=1)]
+            return [Outcome("task", passed=1)]
 
         with mock.patch("os.cpu_count", return_value=4):
-            results = ci.run_jobs([_job("a", job), _job("b", job)], parallel=2)
+            results = ci.run_tasks([_task("a", task), _task("b", task)], parallel=2)
             self.assertEqual([2, 2], seen)
             # alone again: stestr's own default, one worker per core
             self.assertIsNone(cores.mode_concurrency(1))
@@ -68,19 +68,19 @@ class RunJobsTest(unittest.TestCase):
     def test_one_at_a_time_keeps_the_order(self):
         order = []
 
-        def job(name):
+        def task(name):
             return lambda: order.append(name) or [Outcome(name, passed=1)]
 
-        ci.run_jobs([_job(n, job(n)) for n in "abcd"], parallel=1)
+        ci.run_tasks([_task(n, task(n)) for n in "abcd"], parallel=1)
         self.assertEqual(list("abcd"), order)
 
-    def test_a_job_that_raises_fails_alone(self):
+    def test_a_task_that_raises_fails_alone(self):
         def broken():
             raise RuntimeError("boom")
 
-        results = ci.run_jobs([_job("broken", broken),
-                               _job("after", lambda: [Outcome("after", passed=1)],
-                                    {"broken"})], parallel=2)
+        results = ci.run_tasks([_task("broken", broken),
+                               _task("after", lambda: [Outcome("after", passed=1)],
+                                     {"broken"})], parallel=2)
         failed, = results["broken"][0]
         self.assertEqual(1, failed.failed)
         self.assertIn("boom", failed.note)
@@ -88,33 +88,33 @@ class RunJobsTest(unittest.TestCase):
         self.assertIsNone(cores.mode_concurrency(1))
 
     def test_steps_start_right_after_their_targets(self):
-        jobs = [ci.Job("master", list), ci.Job("2026.1", list), ci.Job("pike", list),
-                ci.Job("real Ironic", list, {"master"}),
-                ci.Job("pike Ironic", list, {"pike"}),
-                ci.Job("main job", list, {"master"}),
-                ci.Job("both", list, {"master", "2026.1"})]
+        tasks = [ci.Task("master", list), ci.Task("2026.1", list), ci.Task("pike", list),
+                 ci.Task("real Ironic", list, {"master"}),
+                 ci.Task("pike Ironic", list, {"pike"}),
+                 ci.Task("main job", list, {"master"}),
+                 ci.Task("both", list, {"master", "2026.1"})]
         self.assertEqual(["master", "real Ironic", "main job", "2026.1", "both", "pike",
-                          "pike Ironic"], [job.name for job in ci.start_order(jobs)])
+                          "pike Ironic"], [task.name for task in ci.start_order(tasks)])
 
     def test_a_dep_that_is_not_run_is_refused(self):
         with self.assertRaisesRegex(HarnessError, "waits for nosuch"):
-            ci.run_jobs([_job("step", list, {"nosuch"})], parallel=2)
+            ci.run_tasks([_task("step", list, {"nosuch"})], parallel=2)
 
 
 if __name__ == "__main__":
     unittest.main()
 
 
-class LightJobTest(unittest.TestCase):
-    """A light job (a step that mostly waits) runs beside the others."""
+class LightTaskTest(unittest.TestCase):
+    """A light task (a step that mostly waits) runs beside the others."""
 
-    def test_light_job_runs_beside_a_full_slot(self):
-        # one slot, held by "heavy" until the light job has run: the light
-        # job must not wait for a slot (else this waits until WAIT fails)
+    def test_light_task_runs_beside_a_full_slot(self):
+        # one slot, held by "heavy" until the light task has run: the light
+        # task must not wait for a slot (else this waits until WAIT fails)
         light_ran, seen = threading.Event(), []
 
         def heavy():
-            self.assertTrue(light_ran.wait(WAIT), "the light job waited for a slot")
+            self.assertTrue(light_ran.wait(WAIT), "the light task waited for a slot")
             return [Outcome("heavy", passed=1)]
 
         def light():
@@ -123,15 +123,15 @@ class LightJobTest(unittest.TestCase):
             return [Outcome("light", passed=1)]
 
         with mock.patch("os.cpu_count", return_value=4):
-            results = ci.run_jobs([_job("heavy", heavy),
-                                   ci.Job("light", lambda: (light(), []), light=True)],
-                                  parallel=1)
+            results = ci.run_tasks([_task("heavy", heavy),
+                                   ci.Task("light", lambda: (light(), []), light=True)],
+                                   parallel=1)
         self.assertEqual({"heavy", "light"}, set(results))
-        # the light job did not count as a job sharing the cores: the heavy
+        # the light task did not count as a task sharing the cores: the heavy
         # one's stestr runs keep theirs
         self.assertEqual([None], seen)
 
-    def test_light_job_waits_for_its_deps(self):
+    def test_light_task_waits_for_its_deps(self):
         events = []
 
         def target():
@@ -142,20 +142,20 @@ class LightJobTest(unittest.TestCase):
             events.append("light")
             return [Outcome("light", passed=1)]
 
-        ci.run_jobs([ci.Job("light", lambda: (light(), []), {"target"}, light=True),
-                     _job("target", target)], parallel=2)
+        ci.run_tasks([ci.Task("light", lambda: (light(), []), {"target"}, light=True),
+                     _task("target", target)], parallel=2)
         self.assertEqual(["target", "light"], events)
 
-    def test_only_light_jobs(self):
-        results = ci.run_jobs([ci.Job("light", lambda: ([Outcome("l", passed=1)], []),
-                                      light=True)], parallel=2)
+    def test_only_light_tasks(self):
+        results = ci.run_tasks([ci.Task("light", lambda: ([Outcome("l", passed=1)], []),
+                                        light=True)], parallel=2)
         self.assertEqual(["l"], [o.name for o in results["light"][0]])
 
 
 class ScenarioCountsTest(unittest.TestCase):
     """The main job steps count a fixed-tree scenario as right only when
     its verdict is ``ok``: a scenario with no verdict (its step never
-    happened, the runner failed) is no pass."""
+    happened, the player failed) is no pass."""
 
     def test_no_verdict_is_wrong(self):
         from novaseries import cisteps
@@ -249,7 +249,7 @@ class MainJobStepTest(unittest.TestCase):
 
     def test_reproducer_error_counts(self):
         # no verdict on the reproducer tree (a step that never came, the
-        # runner failed) is a failure, in both main job steps
+        # player failed) is a failure, in both main job steps
         (scenarios, _), real = self._main_job(self._per_mode(reproducer={
             "a": "bug reproduced: x", "b": "bug reproduced: y",
             "c": "error: the scenario did not happen as defined: only 1 of 2 "
