@@ -39,6 +39,8 @@ def parse_bugs(values, known):
                                f"{', '.join(known)}")
         if not re.fullmatch(r"[0-9]+", number):
             raise HarnessError(f"--bug {value!r}: the bug number must be digits")
+        if known[name] in mapping:
+            raise HarnessError(f"--bug {value!r}: {name} is given twice")
         mapping[known[name]] = number
     return mapping
 

@@ -222,12 +222,14 @@ def build(root, stack, bugs=None, forwarded=None, known=None):
         ``forwarded`` Change-Id is in no patch of the stack.
     """
     entries, left, change_ids, empty = [], {}, set(), []
-    number = 0
+    number, used = 0, set()
     for folder, patches in stack.series():
         label = folder_label(root, folder, stack.release)
         for path in patches:
             number += 1
             patch = read_format_patch(path)
+            raw = path.read_bytes()
+            used |= {v for v in (bugs or {}) if v.encode() in raw or v in path.name}
             change_ids.add(patch.change_id)
             data, placeholders = dep3(patch, bugs, forwarded)
             name = f"{number:04d}-{label}-{export.substitute(path.name, bugs or {})}"
@@ -241,6 +243,9 @@ def build(root, stack, bugs=None, forwarded=None, known=None):
         raise HarnessError(f"--forwarded: no patch of {stack.release}'s stack has Change-Id "
                            f"{', '.join(unknown)}")
     names = {v: k for k, v in (known or {}).items()}
+    for value in sorted(set(bugs or {}) - used):
+        LOG.warning(f"warning: --bug {names.get(value, value)}=...: no patch of "
+                    f"{stack.release}'s stack carries {value} (that bug's fix is not in it)")
     for value, where in left.items():
         option = (f"--bug {names[value]}=NUMBER" if value in names
                   else "--bug NAME=NUMBER (it is not a placeholder of targets.toml [bugs])")

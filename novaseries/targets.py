@@ -546,14 +546,18 @@ def load_changes(ctx, path=None):
             if lacking:
                 raise HarnessError(f"{where}: requires {need!r}, which has no folder for "
                                    f"{', '.join(lacking)}")
+        packaged = bool(entry.get("packaged", True))
+        unpackaged = [n for n in requires if packaged and not changes[n].packaged]
+        if unpackaged:
+            raise HarnessError(f"{where}: a packaged change requires {', '.join(unpackaged)}, "
+                               "which is packaged = false")
         on = entry.get("on")
         if on is not None and on not in requires:
             raise HarnessError(f"{where}: on = {on!r} must be one of its requires")
         if entry.get("on_upto") is not None and on is None:
             raise HarnessError(f"{where}: on_upto without on")
         changes[name] = Change(name, folder, tuple(releases_), tuple(entry.get("bugs", [])),
-                               tuple(requires), on, entry.get("on_upto"),
-                               bool(entry.get("packaged", True)))
+                               tuple(requires), on, entry.get("on_upto"), packaged)
     return changes
 
 
@@ -802,8 +806,23 @@ class PackagedStack:
 
     def series(self):
         """``[(folder, [patch file, ...]), ...]``: each folder's ``series``,
-        in order (HarnessError if a folder or a file it names is missing)."""
-        return [(folder, read_series(self.target.name, folder)) for folder in self.folders]
+        in order.
+
+        :raises HarnessError: a folder or a file its ``series`` names is
+            missing, or the folder holds a patch its ``series`` does not
+            list (a commit left out: the next may apply without it and the
+            package silently lack it).
+        """
+        found = []
+        for folder in self.folders:
+            listed = read_series(self.target.name, folder)
+            strays = sorted(p.name for p in pathlib.Path(folder).glob("*.patch")
+                            if p not in listed)
+            if strays:
+                raise HarnessError(f"{folder} holds {', '.join(strays)}, which its series "
+                                   "does not list: packagers apply whole folders")
+            found.append((folder, listed))
+        return found
 
 
 def packaged_stack(ctx, release, path=None):

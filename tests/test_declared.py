@@ -158,6 +158,11 @@ class DeclaredTest(unittest.TestCase):
              "release 'three' is not in \\[releases\\]"),
             ('[targets.two]\nrelease = "two"\nstack = true',
              '[targets.two]\nrelease = "two"', "needs change .* or stack = true"),
+            ('[changes.top]\nfolder', '[changes.ro2]\nfolder = "patches/ro2/{release}"\n'
+             'releases = ["one"]\npacked = 1\n[changes.top]\nfolder',
+             "unknown keys \\['packed'\\]"),
+            ('requires = ["base", "fix"]', 'requires = ["base", "fix", "review-only"]',
+             "a packaged change requires review-only, which is packaged = false"),
         )
         for old, new, error in cases:
             with self.subTest(error=error):

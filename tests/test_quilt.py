@@ -158,6 +158,25 @@ class QuiltTest(helpers.ProjectTestCase):
         self.assertEqual((1, 1), (bad.returncode, bad.stderr.count("\n")), bad.stderr)
         self.assertFalse((self.tmp / "bad").exists())
 
+    def test_bug_option_for_no_patch_warns(self):
+        proc = self.cli("quilt", "fake", "--out", str(self.out), "--bug", "main=1234567",
+                        "--bug", "userdelete=7654321", "--bug", "main=1")
+        self.assertEqual(1, proc.returncode)
+        self.assertIn("main is given twice", proc.stderr)
+        text = (self.root / "targets" / "targets.toml").read_text()
+        (self.root / "targets" / "targets.toml").write_text(
+            text.replace('[bugs]\n', '[bugs]\nrebuild = "KKKKKKK"\n'))
+        proc = self.cli("quilt", "fake", "--out", str(self.out), "--bug", "rebuild=1234567")
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertIn("warning: --bug rebuild=...: no patch of fake's stack carries KKKKKKK",
+                      proc.stdout + proc.stderr)
+
+    def test_stray_patch_refused(self):
+        (self.root / "patches" / "fake" / "0009-left-out.patch").write_text("x\n")
+        with self.assertRaisesRegex(HarnessError, "holds 0009-left-out.patch, which its "
+                                    "series does not list"):
+            quilt.build(self.ctx.root, self.stack)
+
     def test_forwarded(self):
         proc = self.cli("quilt", "fake", "--out", str(self.out), "--forwarded",
                         f"{TOP}={REVIEW}")
