@@ -52,6 +52,14 @@ def substitute(text, mapping):
     return text
 
 
+def substitute_bytes(data, mapping):
+    """:func:`substitute` for ``data`` in bytes (a patch file): a
+    replacement within lines leaves a diff's hunks as they are."""
+    for placeholder, number in (mapping or {}).items():
+        data = data.replace(placeholder.encode(), number.encode())
+    return data
+
+
 def _format_patch(tree, rev_range, outdir):
     git(tree, *FORMAT_PATCH, "-o", str(outdir), rev_range)
     return sorted(pathlib.Path(outdir).glob("*.patch"))
@@ -97,9 +105,7 @@ def _rewrite(tree, files, mapping, author, outdir, start="base"):
     rewritten = []
     for path in files:
         new = subst / substitute(path.name, mapping)
-        data = path.read_bytes()
-        for placeholder, number in mapping.items():
-            data = data.replace(placeholder.encode(), number.encode())
+        data = substitute_bytes(path.read_bytes(), mapping)
         if author:
             data = set_author(data, author)
         new.write_bytes(data)
@@ -168,9 +174,10 @@ def warn_placeholders(files, known):
     targets.toml ``[bugs]``) still in ``files`` once ``--bug`` replaced
     some: a submission with a number left out carries the placeholder
     in its file names, messages and reno links."""
+    contents = {f.name: f.read_bytes() for f in files}
     for name, placeholder in (known or {}).items():
-        where = [f.name for f in files if placeholder in f.name or
-                 placeholder.encode() in f.read_bytes()]
+        where = [n for n, data in contents.items()
+                 if placeholder in n or placeholder.encode() in data]
         if where:
             LOG.warning(f"warning: bug placeholder {placeholder} left in {len(where)} "
                         f"patch(es) ({where[0]}{', ...' if len(where) > 1 else ''}): give "

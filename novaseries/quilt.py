@@ -156,17 +156,8 @@ def dep3(patch, bugs=None, forwarded=None):
     lines += [f"Bug: {BUG_URL.format(v)}" for v in values if v.isdigit()]
     lines += [f"Forwarded: {(forwarded or {}).get(patch.change_id) or 'no'}",
               f"Last-Update: {patch.date}", "---", ""]
-    return ("\n".join(lines).encode() + substitute_bytes(patch.tail, bugs),
+    return ("\n".join(lines).encode() + export.substitute_bytes(patch.tail, bugs),
             [v for v in values if not v.isdigit()])
-
-
-def substitute_bytes(data, bugs):
-    """``data`` (bytes) with each placeholder of ``bugs`` replaced (a
-    placeholder and a Launchpad number have the same length: the diff's
-    hunks stay as they are)."""
-    for placeholder, number in (bugs or {}).items():
-        data = data.replace(placeholder.encode(), number.encode())
-    return data
 
 
 def folder_label(root, folder, release):
@@ -453,7 +444,7 @@ def check(ctx, stack, folder, bugs=None):
             (work / "substituted").mkdir()
             for i, path in enumerate(list(patches)):
                 patches[i] = work / "substituted" / f"{i:04d}.patch"
-                patches[i].write_bytes(substitute_bytes(path.read_bytes(), bugs))
+                patches[i].write_bytes(export.substitute_bytes(path.read_bytes(), bugs))
         tree_mod.apply_series(reference, patches)
         applied = work / "patch" / f"nova-{target.version}"
         sdist_mod.extract(sdist, applied)

@@ -462,18 +462,17 @@ class Change:
     release.
 
     ``folder``: the folder, ``{release}`` standing for the release's name;
-    ``releases``: the releases that have a folder; ``bugs``: names of
-    ``[bugs]``; ``requires``: changes that must be applied before it for
-    it to apply and to work (earlier in ``[changes]``, in every release
-    it has); ``on``/``on_upto``: the change (up to that patch, or whole)
-    its review targets stack on; ``packaged``: False for a change's form
-    only upstream reviews, which no package applies.
+    ``releases``: the releases that have a folder; ``requires``: changes
+    that must be applied before it for it to apply and to work (earlier
+    in ``[changes]``, in every release it has); ``on``/``on_upto``: the
+    change (up to that patch, or whole) its review targets stack on;
+    ``packaged``: False for a change's form only upstream reviews, which
+    no package applies.
     """
 
     name: str
     folder: str
     releases: tuple
-    bugs: tuple = ()
     requires: tuple = ()
     on: str = None
     on_upto: str = None
@@ -494,7 +493,12 @@ def load_releases(ctx, path=None):
         (what its per-change targets share).
     """
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
-    table = _read(path).get("releases", {})
+    return _releases(path, _read(path))
+
+
+def _releases(path, data):
+    """:func:`load_releases` of the parsed targets file ``data``."""
+    table = data.get("releases", {})
     for name, release in table.items():
         where = f"targets file {path}: [releases.{name}]"
         missing = [k for k in ("version", "sha256", "pins") if k not in release]
@@ -514,18 +518,21 @@ def load_changes(ctx, path=None):
     (the order packagers apply them).  ``{}`` when the file has none.
 
     :raises HarnessError: a change whose folder lacks ``{release}``, a
-        release ``[releases]`` lacks, a bug ``[bugs]`` lacks, a requirement
+        release ``[releases]`` lacks, a requirement
         that is not an earlier change of each of its releases, an ``on``
         it does not require, or an unknown key.
     """
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
-    data = _read(path)
-    known_releases, bugs = data.get("releases", {}), data.get("bugs", {})
+    return _changes(path, _read(path))
+
+
+def _changes(path, data):
+    """:func:`load_changes` of the parsed targets file ``data``."""
+    known_releases = data.get("releases", {})
     changes = {}
     for name, entry in data.get("changes", {}).items():
         where = f"targets file {path}: [changes.{name}]"
-        extra = set(entry) - {"folder", "releases", "bugs", "requires", "on", "on_upto",
-                              "packaged"}
+        extra = set(entry) - {"folder", "releases", "requires", "on", "on_upto", "packaged"}
         if extra:
             raise HarnessError(f"{where}: unknown keys {sorted(extra)}")
         folder, releases_ = entry.get("folder", ""), list(entry.get("releases", []))
@@ -534,9 +541,6 @@ def load_changes(ctx, path=None):
         for release in releases_:
             if release not in known_releases:
                 raise HarnessError(f"{where}: release {release!r} is not in [releases]")
-        for bug in entry.get("bugs", []):
-            if bug not in bugs:
-                raise HarnessError(f"{where}: bug {bug!r} is not in [bugs]")
         requires = list(entry.get("requires", []))
         for need in requires:
             if need not in changes:
@@ -556,8 +560,8 @@ def load_changes(ctx, path=None):
             raise HarnessError(f"{where}: on = {on!r} must be one of its requires")
         if entry.get("on_upto") is not None and on is None:
             raise HarnessError(f"{where}: on_upto without on")
-        changes[name] = Change(name, folder, tuple(releases_), tuple(entry.get("bugs", [])),
-                               tuple(requires), on, entry.get("on_upto"), packaged)
+        changes[name] = Change(name, folder, tuple(releases_), tuple(requires), on,
+                               entry.get("on_upto"), packaged)
     return changes
 
 
@@ -627,8 +631,8 @@ def load(ctx, path=None):
     path = pathlib.Path(path or ctx.root / TARGETS_FILE)
     data = _read(path)
     defaults = data.get("defaults", {})
-    releases_ = load_releases(ctx, path)
-    changes = load_changes(ctx, path)
+    releases_ = _releases(path, data)
+    changes = _changes(path, data)
     targets = {}
     for name, entry in data.get("targets", {}).items():
         fields, review, release_modes = _from_release(path, name, entry, releases_, changes,
