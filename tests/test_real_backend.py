@@ -94,7 +94,7 @@ class ImagePatchTest(unittest.TestCase):
             'image_sha256': 'ab' * 32}
 
     def test_image_source_and_checksum(self):
-        backend = rb.RealIronicBackend(self.INFO)
+        backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
         patch = [{'op': 'add', 'path': '/instance_info/image_source',
                   'value': 'glance-uuid'},
                  {'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
@@ -111,7 +111,7 @@ class ImagePatchTest(unittest.TestCase):
         self.assertEqual('other', rb.glance_id('other'))
 
     def test_failing_deploy_once(self):
-        backend = rb.RealIronicBackend(self.INFO)
+        backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
         backend.fail_next_deploy = True
         patch = [{'op': 'add', 'path': '/instance_info/image_source',
                   'value': 'glance-uuid'}]
@@ -122,7 +122,7 @@ class ImagePatchTest(unittest.TestCase):
                          backend.image_patch(patch)[0]['value'])
 
     def test_boot_from_volume_unchanged(self):
-        backend = rb.RealIronicBackend(self.INFO)
+        backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
         patch = [{'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
         self.assertEqual(patch, backend.image_patch(patch))
 
@@ -148,7 +148,7 @@ class PollTest(unittest.TestCase):
     """Polls and hooks, fed with the driver's requests."""
 
     def setUp(self):
-        self.backend = rb.RealIronicBackend(ImagePatchTest.INFO)
+        self.backend = rb.RealIronicBackend(ImagePatchTest.INFO, deploying_reads=1)
         self.backend._history[NODE] = [('available', None)]
         self.backend._history_t0[NODE] = 0
         self.fired = []

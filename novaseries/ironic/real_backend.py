@@ -101,7 +101,7 @@ class RealIronicBackend(request_log.RequestRecorder):
         scenario's step counts are given with (``after_polls``).
     """
 
-    def __init__(self, info, deploying_reads=1):
+    def __init__(self, info, deploying_reads):
         self.info = info
         self.url = info['url']
         self.deploying_reads = deploying_reads

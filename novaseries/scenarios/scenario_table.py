@@ -151,6 +151,23 @@ ACTIONS = {
                        'thread deletes the server (kind outage-delete)',
 }
 
+#: The actions that take the Bare Metal API down (against a real Ironic,
+#: Nova's connection then goes through ``api_proxy.ApiProxy``).
+OUTAGE_ACTIONS = frozenset(['api-blip', 'api-down', 'api-down-delete'])
+#: The actions whose deploy the fake holds in ``wait call-back`` (no read
+#: ends it): the player's main thread acts (``user-delete``), or the API
+#: goes down (``api-blip``: its callback comes once the API is back;
+#: ``api-down`` and ``api-down-delete``: it never comes).
+HELD_ACTIONS = OUTAGE_ACTIONS | {'user-delete'}
+assert HELD_ACTIONS <= set(ACTIONS)
+
+#: Driver reads a deploy stays in ``deploying`` (the conductor holds the
+#: node's lock: a tear-down is refused with 409), unless a scenario says.
+DEPLOYING_READS = 1
+#: Driver reads a deploy of a scenario stays in ``wait call-back`` before
+#: the agent's callback comes, unless the action holds it there.
+CALLBACK_READS = 3
+
 #: The loops a step of ``then`` may name as its third item: after its Nth
 #: poll of the driver's wait for the tear-down (``_wait_for_teardown``, or
 #: ``_unprovision`` on a tree without it), not of the deploy.
@@ -183,8 +200,7 @@ class Scenario:
         allocation (what it does right before handing a failed build back
         to the conductor for a reschedule).
     :param deploying_reads: driver reads a deploy stays in ``deploying``
-        (locked by the conductor: Ironic refuses a tear-down with 409);
-        None: the fake Ironic's default (1).
+        (locked by the conductor: Ironic refuses a tear-down with 409).
     :param deleting_reads: driver reads that observe the node in
         ``deleting`` (still associated, locked by the conductor) after an
         undeploy; 0 means the driver only sees the aftermath (association
@@ -246,7 +262,7 @@ class Scenario:
     port: bool = False
     max_attempts: int = 3
     kind: str = 'build'
-    deploying_reads: typing.Optional[int] = None
+    deploying_reads: int = DEPLOYING_READS
     source: str = ''
     then: tuple = ()
     delete_on_reschedule: bool = False

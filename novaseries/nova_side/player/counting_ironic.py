@@ -45,6 +45,8 @@ from nova.tests.fixtures import ironic_api
 from openstack import exceptions as sdk_exc
 import requests
 
+from novaseries.scenarios.scenario_table import CALLBACK_READS, DEPLOYING_READS
+
 STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each conductor step.
 DURATION_OF = {'deploying': 'deploying_reads',
@@ -98,7 +100,8 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
     :param held_poll_wait: seconds a poll of a held deploy waits at most.
     """
 
-    def __init__(self, test, hold=(), deploying_reads=1, callback_reads=2,
+    def __init__(self, test, hold=(), deploying_reads=DEPLOYING_READS,
+                 callback_reads=CALLBACK_READS,
                  deleting_reads=1, cleaning_reads=1, held_poll_wait=0.05):
         super().__init__(test)
         self.held_poll_wait = held_poll_wait

@@ -21,7 +21,7 @@ from novaseries.nova_side.player import counting_ironic  # noqa: E402
 from novaseries.nova_side.player.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
 from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
 from novaseries.scenarios.scenario_table import (  # noqa: E402
-    ACTIONS, KINDS, OTHER_INSTANCE)
+    ACTIONS, HELD_ACTIONS, KINDS, OTHER_INSTANCE)
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
 #: How long a scenario against the fake Ironic may take to settle, and a
@@ -32,18 +32,12 @@ FAKE_SETTLE_TIMEOUT = 30.0
 #: A server is settled when nothing changed for this long (seconds) and no
 #: build is running.
 SETTLE_QUIET = 0.6
-#: Actions whose deploy the fake holds in ``wait call-back`` (no read
-#: ends it): the player's main thread acts (``user-delete``), or the
-#: Bare Metal API goes down (``api-blip``: its callback comes once the API
-#: is back; ``api-down`` and ``api-down-delete``: it never comes).
-HELD_ACTIONS = ('user-delete', 'api-blip', 'api-down', 'api-down-delete')
 
 
 class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
     """Runs one Scenario (set as the class attribute SCENARIO)."""
 
     SCENARIO = None
-    CALLBACK_READS = 3
     NUM_NODES = 1
     RESULT = None
     #: Seconds a scenario may take to settle, and a step to come.
@@ -59,11 +53,9 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             self.flags(api_max_retries=self.SCENARIO.api_max_retries,
                        group='ironic')
         for node_id in self.node_ids:
-            if self.SCENARIO.deploying_reads is not None:
-                self.ironic.configure_node(
-                    node_id, deploying_reads=self.SCENARIO.deploying_reads)
             self.ironic.configure_node(
-                node_id, deleting_reads=self.SCENARIO.deleting_reads,
+                node_id, deploying_reads=self.SCENARIO.deploying_reads,
+                deleting_reads=self.SCENARIO.deleting_reads,
                 # a user delete from the main thread: every deploy waits
                 # in wait call-back until the delete has been accepted
                 # (see _run), whatever the threads' scheduling

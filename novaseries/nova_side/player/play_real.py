@@ -20,14 +20,12 @@ import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, request_log  # noqa: E402
 from novaseries.nova_side.player.play_fake import ScenarioTest  # noqa: E402
+from novaseries.scenarios.scenario_table import OUTAGE_ACTIONS  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,
 #: not reads (the fake's: ``play_fake.FAKE_SETTLE_TIMEOUT``).
 REAL_SETTLE_TIMEOUT = 90.0
-#: The actions that take the Bare Metal API down: Nova's baremetal
-#: connection then goes through an ``api_proxy.ApiProxy`` on 127.0.0.1.
-OUTAGE_ACTIONS = ('api-blip', 'api-down', 'api-down-delete')
 
 _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
@@ -73,8 +71,7 @@ class RealScenarioTest(ScenarioTest):
         self.useFixture(fixtures.MonkeyPatch(
             'openstack.proxy.Proxy.get_endpoint', get_endpoint))
         self.ironic = real_backend.RealIronicBackend(
-            self.INFO, deploying_reads=1 if sc.deploying_reads is None
-            else sc.deploying_reads)
+            self.INFO, deploying_reads=sc.deploying_reads)
         # the fake fails the deploy when the step comes; a real deploy
         # fails by itself, from the start (its image answers 404)
         self.ironic.fail_next_deploy = sc.action == 'fail'
