@@ -26,6 +26,10 @@ Python 2.7 code that imports nothing of the harness.
 HARNESS_MODULES = (
     'novaseries.scenarios.scenario_table',
     'novaseries.scenarios.checks',
+    'novaseries.scenarios.invariant',
+    'novaseries.scenarios.outage_checks',
+    'novaseries.scenarios.bounds',
+    'novaseries.scenarios.texts',
     'novaseries.scenarios.bench_table',
     'novaseries.ironic.api_proxy',
     'novaseries.ironic.real_backend',
