@@ -8,7 +8,7 @@ import time
 import unittest
 
 from novaseries.mainjob import backends, report
-from novaseries.ironic import real_backend as rb, request_log
+from novaseries.ironic import real_backend as rb, real_deploy, request_log
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
 
@@ -69,21 +69,21 @@ class DeployInterfaceTest(unittest.TestCase):
 
     def test_actions_wait_others_end(self):
         by = table.BY_NAME
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['undeploy-deleting'], 1))
-        self.assertEqual(['direct', 'direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct', 'direct'], real_deploy.deploy_interfaces(
             by['undeploy-deleting-reschedule'], 2))
-        self.assertEqual(['fake'], rb.deploy_interfaces(by['normal-build'], 1))
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(by['normal-build'], 1))
         # a rebuild boots to ACTIVE first
-        self.assertEqual(['fake'], rb.deploy_interfaces(
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(
             by['rebuild-newest-microversion'], 1))
         # a short API outage needs a deploy that ends by itself (nothing
         # completes a real wait call-back); a long one waits in it
-        self.assertEqual(['fake'], rb.deploy_interfaces(
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(
             by['api-outage-within-retries'], 1))
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['api-outage-outlasts-retries'], 1))
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['api-outage-user-delete'], 1))
 
 
@@ -107,8 +107,8 @@ class ImagePatchTest(unittest.TestCase):
                          [(op['path'], op['value']) for op in out[2:]])
         # the caller's patch is not changed; the id comes back
         self.assertEqual('glance-uuid', patch[0]['value'])
-        self.assertEqual('glance-uuid', rb.glance_id(out[0]['value']))
-        self.assertEqual('other', rb.glance_id('other'))
+        self.assertEqual('glance-uuid', real_deploy.glance_id(out[0]['value']))
+        self.assertEqual('other', real_deploy.glance_id('other'))
 
     def test_failing_deploy_once(self):
         backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
@@ -124,7 +124,10 @@ class ImagePatchTest(unittest.TestCase):
     def test_boot_from_volume_unchanged(self):
         backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
         patch = [{'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
+        backend.fail_next_deploy = True
         self.assertEqual(patch, backend.image_patch(patch))
+        # no image sent: the next deploy's image still fails
+        self.assertTrue(backend.fail_next_deploy)
 
 
 class _Request:

@@ -8,9 +8,10 @@
 * :mod:`~novaseries.ironic.venv`: where their files live and how their
   pinned venvs are built (the lowest module here);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
-* :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_backend`:
-  the real Ironic behind the main job's scenarios (``run --ironic real``)
-  and its request recording; :mod:`~novaseries.ironic.api_proxy`: the
+* :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_deploy`,
+  :mod:`~novaseries.ironic.real_backend`: the real Ironic behind the main
+  job's scenarios (``run --ironic real``), its request recording and how
+  its nodes deploy; :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
 * :mod:`~novaseries.ironic.driver_tests`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv
@@ -18,7 +19,7 @@
   ``novaseries ironic hang-probe``.
 
 Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;
-real_backend -> request_log -> rest -> service; of the rest of the harness,
+real_backend -> real_deploy, request_log -> rest -> service; of the rest of the harness,
 driver_tests alone uses the targets, trees and venvs (pike's trees for
 :func:`~novaseries.ironic.driver_tests.pike_outcomes`).  Everything here is
 standard library only: the code in Nova's venv

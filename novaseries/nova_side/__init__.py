@@ -33,6 +33,7 @@ HARNESS_MODULES = (
     'novaseries.scenarios.bench_table',
     'novaseries.ironic.api_proxy',
     'novaseries.ironic.real_backend',
+    'novaseries.ironic.real_deploy',
     'novaseries.ironic.request_log',
     'novaseries.ironic.rest',
     'novaseries.ironic.service',

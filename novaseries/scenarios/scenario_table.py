@@ -654,7 +654,7 @@ SCENARIOS = [
              # today: the failed read fails the deploy. Against the fake,
              # the clean-up tears the node down and the build is
              # rescheduled, to no other node; against a real Ironic the
-             # outage comes in `deploying` (real_backend.deploy_interfaces)
+             # outage comes in `deploying` (real_deploy.deploy_interfaces)
              # and Ironic refuses the tear-down of the locked node (409):
              # the build is aborted with the read's 503 and the node stays
              # deployed for the server in ERROR
