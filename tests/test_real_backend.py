@@ -2,6 +2,7 @@
 without Nova and without Ironic: request classification, the deploy
 interfaces, the image patch, poll counting and hooks, the history."""
 
+import ast
 import json
 import threading
 import time
@@ -11,9 +12,29 @@ from novaseries.mainjob import backends, report
 from novaseries.ironic import real_backend as rb, real_deploy, request_log
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
+from tests import helpers
 
 NODE = '4ede133e-3045-4aef-b270-8a3f25e2739b'
 INST = '534338fc-e51b-4e01-afb3-f9cb23490cd0'
+#: The series' patch that adds the fake Ironic fixture, which declares
+#: READ_METHODS (the player's reads: play_record, ``only_reads``).
+FIXTURE_PATCH = (helpers.REPO / 'patches' / 'master' /
+                 '0002-tests-Add-a-fake-Ironic-fixture.patch')
+
+
+def series_read_methods():
+    """The fixture's ``READ_METHODS`` as the series declares it (the
+    ``frozenset([...])`` its patch adds)."""
+    lines = FIXTURE_PATCH.read_text().splitlines()
+    start = lines.index(next(line for line in lines
+                             if line.startswith('+READ_METHODS = ')))
+    source = ''
+    for line in lines[start:]:
+        source += line[1:] + '\n'
+        if source.count('(') == source.count(')'):
+            break
+    call = ast.parse(source).body[0].value
+    return frozenset(ast.literal_eval(call.args[0]))
 
 
 class ClassifyTest(unittest.TestCase):
@@ -52,17 +73,25 @@ class ClassifyTest(unittest.TestCase):
                 self.assertEqual(want, request_log.classify(method, path, frames))
 
     def test_every_read_is_a_read(self):
-        # only_reads treats these names as reads: each GET the driver
-        # sends must classify as one of them
+        # the player counts what is not in the series' READ_METHODS as a
+        # write (writes_after_action, only_reads): each GET the driver
+        # sends of a node must classify as one of them
+        reads = series_read_methods()
+        self.assertIn('volume_targets', reads)
         for path in ('/v1/nodes?instance_uuid=x', f'/v1/nodes/{NODE}',
                      f'/v1/nodes/{NODE}/validate', '/v1/ports?node=x',
-                     '/v1/portgroups?node=x', '/v1'):
+                     '/v1/portgroups?node=x', '/v1/volume/targets?node=x'):
             with self.subTest(path):
-                self.assertIn(request_log.classify('GET', path)[0], request_log.READ_METHODS)
+                self.assertIn(request_log.classify('GET', path)[0], reads)
         for method, path in (('PUT', f'/v1/nodes/{NODE}/states/provision'),
                              ('PATCH', f'/v1/nodes/{NODE}'),
                              ('DELETE', f'/v1/nodes/{NODE}/vifs/x')):
-            self.assertNotIn(request_log.classify(method, path)[0], request_log.READ_METHODS)
+            self.assertNotIn(request_log.classify(method, path)[0], reads)
+        # version discovery is no proxy method, so no read; it is about no
+        # node, and writes_after_action takes only the first node's calls
+        for path in ('/', '/v1'):
+            self.assertEqual(('discovery', None), request_log.classify('GET', path))
+            self.assertNotIn('discovery', reads)
 
 
 class DeployInterfaceTest(unittest.TestCase):
