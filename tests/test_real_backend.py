@@ -2,18 +2,39 @@
 without Nova and without Ironic: request classification, the deploy
 interfaces, the image patch, poll counting and hooks, the history."""
 
+import ast
 import json
 import threading
 import time
 import unittest
 
 from novaseries.mainjob import backends, report
-from novaseries.ironic import real_backend as rb, request_log
+from novaseries.ironic import real_backend as rb, real_deploy, request_log
 from novaseries.scenarios import scenario_table as table
 from novaseries.util import HarnessError
+from tests import helpers
 
 NODE = '4ede133e-3045-4aef-b270-8a3f25e2739b'
 INST = '534338fc-e51b-4e01-afb3-f9cb23490cd0'
+#: The series' patch that adds the fake Ironic fixture, which declares
+#: READ_METHODS (the player's reads: play_record, ``only_reads``).
+FIXTURE_PATCH = (helpers.REPO / 'patches' / 'master' /
+                 '0002-tests-Add-a-fake-Ironic-fixture.patch')
+
+
+def series_read_methods():
+    """The fixture's ``READ_METHODS`` as the series declares it (the
+    ``frozenset([...])`` its patch adds)."""
+    lines = FIXTURE_PATCH.read_text().splitlines()
+    start = lines.index(next(line for line in lines
+                             if line.startswith('+READ_METHODS = ')))
+    source = ''
+    for line in lines[start:]:
+        source += line[1:] + '\n'
+        if source.count('(') == source.count(')'):
+            break
+    call = ast.parse(source).body[0].value
+    return frozenset(ast.literal_eval(call.args[0]))
 
 
 class ClassifyTest(unittest.TestCase):
@@ -52,38 +73,46 @@ class ClassifyTest(unittest.TestCase):
                 self.assertEqual(want, request_log.classify(method, path, frames))
 
     def test_every_read_is_a_read(self):
-        # only_reads treats these names as reads: each GET the driver
-        # sends must classify as one of them
+        # the player counts what is not in the series' READ_METHODS as a
+        # write (writes_after_action, only_reads): each GET the driver
+        # sends of a node must classify as one of them
+        reads = series_read_methods()
+        self.assertIn('volume_targets', reads)
         for path in ('/v1/nodes?instance_uuid=x', f'/v1/nodes/{NODE}',
                      f'/v1/nodes/{NODE}/validate', '/v1/ports?node=x',
-                     '/v1/portgroups?node=x', '/v1'):
+                     '/v1/portgroups?node=x', '/v1/volume/targets?node=x'):
             with self.subTest(path):
-                self.assertIn(request_log.classify('GET', path)[0], request_log.READ_METHODS)
+                self.assertIn(request_log.classify('GET', path)[0], reads)
         for method, path in (('PUT', f'/v1/nodes/{NODE}/states/provision'),
                              ('PATCH', f'/v1/nodes/{NODE}'),
                              ('DELETE', f'/v1/nodes/{NODE}/vifs/x')):
-            self.assertNotIn(request_log.classify(method, path)[0], request_log.READ_METHODS)
+            self.assertNotIn(request_log.classify(method, path)[0], reads)
+        # version discovery is no proxy method, so no read; it is about no
+        # node, and writes_after_action takes only the first node's calls
+        for path in ('/', '/v1'):
+            self.assertEqual(('discovery', None), request_log.classify('GET', path))
+            self.assertNotIn('discovery', reads)
 
 
 class DeployInterfaceTest(unittest.TestCase):
 
     def test_actions_wait_others_end(self):
         by = table.BY_NAME
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['undeploy-deleting'], 1))
-        self.assertEqual(['direct', 'direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct', 'direct'], real_deploy.deploy_interfaces(
             by['undeploy-deleting-reschedule'], 2))
-        self.assertEqual(['fake'], rb.deploy_interfaces(by['normal-build'], 1))
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(by['normal-build'], 1))
         # a rebuild boots to ACTIVE first
-        self.assertEqual(['fake'], rb.deploy_interfaces(
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(
             by['rebuild-newest-microversion'], 1))
         # a short API outage needs a deploy that ends by itself (nothing
         # completes a real wait call-back); a long one waits in it
-        self.assertEqual(['fake'], rb.deploy_interfaces(
+        self.assertEqual(['fake'], real_deploy.deploy_interfaces(
             by['api-outage-within-retries'], 1))
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['api-outage-outlasts-retries'], 1))
-        self.assertEqual(['direct'], rb.deploy_interfaces(
+        self.assertEqual(['direct'], real_deploy.deploy_interfaces(
             by['api-outage-user-delete'], 1))
 
 
@@ -107,8 +136,8 @@ class ImagePatchTest(unittest.TestCase):
                          [(op['path'], op['value']) for op in out[2:]])
         # the caller's patch is not changed; the id comes back
         self.assertEqual('glance-uuid', patch[0]['value'])
-        self.assertEqual('glance-uuid', rb.glance_id(out[0]['value']))
-        self.assertEqual('other', rb.glance_id('other'))
+        self.assertEqual('glance-uuid', real_deploy.glance_id(out[0]['value']))
+        self.assertEqual('other', real_deploy.glance_id('other'))
 
     def test_failing_deploy_once(self):
         backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
@@ -124,7 +153,10 @@ class ImagePatchTest(unittest.TestCase):
     def test_boot_from_volume_unchanged(self):
         backend = rb.RealIronicBackend(self.INFO, deploying_reads=1)
         patch = [{'op': 'add', 'path': '/instance_info/root_gb', 'value': '10'}]
+        backend.fail_next_deploy = True
         self.assertEqual(patch, backend.image_patch(patch))
+        # no image sent: the next deploy's image still fails
+        self.assertTrue(backend.fail_next_deploy)
 
 
 class _Request:

@@ -11,7 +11,8 @@ import unittest
 from novaseries import cisteps, outcomes, targets
 from novaseries.commands import run as run_command
 from novaseries.mainjob import job, judge, report
-from novaseries.scenarios import checks, scenario_table as table
+from novaseries.scenarios import (bounds, checks, invariant, outage_checks,
+                                  scenario_table as table, texts)
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -32,7 +33,9 @@ PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_kinds',
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 PLAY_FAKE = PLAYER_DIR / 'play_fake.py'
 PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
-CHECKS = helpers.REPO / 'novaseries' / 'scenarios' / 'checks.py'
+#: The modules of the table's checks: {module name: path}.
+CHECKS = {f'novaseries.scenarios.{m}': helpers.REPO / 'novaseries' / 'scenarios' / f'{m}.py'
+          for m in ('checks', 'invariant', 'outage_checks', 'bounds', 'texts')}
 
 
 def _obs(**kw):
@@ -115,10 +118,10 @@ class TableTest(unittest.TestCase):
                           'OTHER_INSTANCE', 'SCENARIOS'},
                          taken)
         # ... and the table needs nothing but its checks, which need
-        # nothing but the standard library
-        for path, allowed in ((TABLE, {'novaseries.scenarios.checks', 'dataclasses',
-                                       'typing'}),
-                              (CHECKS, {'re'})):
+        # nothing but the standard library and each other
+        for path, allowed in ((TABLE, {*CHECKS, 'dataclasses', 'typing'}),
+                              *((path, {*CHECKS, 're'} - {name})
+                                for name, path in CHECKS.items())):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     names = [a.name for a in node.names] if isinstance(node, ast.Import) \
@@ -196,7 +199,7 @@ class TableTest(unittest.TestCase):
                                   .split('def poll_stats', 1)[1]))
         self.assertIn('server_id', written)
         read = set(re.findall(r"obs(?:\.get\(|\[)'(\w+)'",
-                              TABLE.read_text() + CHECKS.read_text()))
+                              ''.join(p.read_text() for p in (TABLE, *CHECKS.values()))))
         self.assertIn('faults_created', read)
         self.assertEqual(set(), (written | read) - set(table.OBSERVATION))
 
@@ -221,7 +224,7 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNotNone(aborted(_obs()))
 
     def test_outage(self):
-        back, settled = checks.outage(back=True), checks.outage(back=False)
+        back, settled = outage_checks.outage(back=True), outage_checks.outage(back=False)
         blip = _obs(hooks_fired=['api-blip@2', 'api-up@first-refused'])
         self.assertIsNone(back(blip))
         self.assertIn('did not come back', settled(blip))
@@ -235,7 +238,7 @@ class ChecksTest(unittest.TestCase):
         self.assertIn('no hooks_fired', back(_obs(hooks_fired=None)))
 
     def test_outage_with_delete(self):
-        check = checks.outage(back=False, delete=True)
+        check = outage_checks.outage(back=False, delete=True)
         self.assertIsNone(check(_obs(hooks_fired=[
             'api-down-delete@2', 'user-delete@first-refused',
             'api-up@settled'])))
@@ -252,11 +255,11 @@ class ChecksTest(unittest.TestCase):
             'api-down-delete@2', 'user-delete@first-refused'])))
         self.assertIn('the user deleted', check.text)
         # without delete, the api-down-delete action is an outage too
-        self.assertIsNone(checks.outage(back=False)(_obs(hooks_fired=[
+        self.assertIsNone(outage_checks.outage(back=False)(_obs(hooks_fired=[
             'api-down-delete@2', 'api-up@settled'])))
 
     def test_at_api_back(self):
-        fault = checks.API_UNREACHABLE_ABORTED
+        fault = texts.API_UNREACHABLE_ABORTED
         kept = {'status': 'ERROR', 'fault': fault.format(server_id=SERVER),
                 'host': 'ironic-host', 'node': NODE, 'allocations': [NODE],
                 'first_node_state': 'wait call-back',
@@ -264,8 +267,8 @@ class ChecksTest(unittest.TestCase):
         dropped = dict(kept, host=None, node=None, allocations=[],
                        fault='Build of instance %s aborted: Unable to '
                              'establish connection' % SERVER)
-        fixed = checks.at_api_back('ERROR', fault, claim_kept=True)
-        today = checks.at_api_back('ERROR', claim_kept=False)
+        fixed = outage_checks.at_api_back('ERROR', fault, claim_kept=True)
+        today = outage_checks.at_api_back('ERROR', claim_kept=False)
         self.assertIsNone(fixed(_obs(at_api_back=kept)))
         self.assertIsNone(today(_obs(at_api_back=dropped)))
         problem = fixed(_obs(at_api_back=dropped))
@@ -336,7 +339,7 @@ class ChecksTest(unittest.TestCase):
         self.assertFalse([p for p in table.judge('abort', 'fixed', right)
                           if 'fault' in p])
         # the fault is about this server, not any
-        failed = checks.fault_has(checks.DEPLOY_FAILED)
+        failed = checks.fault_has(texts.DEPLOY_FAILED)
         self.assertIsNone(failed(_obs(
             fault='Failed to provision instance %s: Deploy failed' % SERVER)))
         self.assertIn('lacks', failed(_obs(
@@ -347,7 +350,7 @@ class ChecksTest(unittest.TestCase):
         self.assertIsNone(checks.MISLEADING(_obs(
             fault='Build of instance %s aborted: Instance %s could not be '
             'found.' % (SERVER, SERVER))))
-        created = checks.fault_created(checks.FAILED_ABORTED)
+        created = checks.fault_created(texts.FAILED_ABORTED)
         self.assertIn('no fault', created(_obs(faults_created=[
             'Build of instance %s aborted: ConflictException' % SERVER])))
         # a text naming a field the observation lacks is a problem
@@ -380,15 +383,15 @@ class ChecksTest(unittest.TestCase):
                      instance_info=True)
         kept = _obs(status='ERROR', host='ironic-host', node=NODE,
                     usages={NODE: 1}, allocations={NODE: {}}, nodes=[node])
-        self.assertIsNone(checks.claim_kept(kept))
-        self.assertIn('not kept', checks.claim_kept(
+        self.assertIsNone(invariant.claim_kept(kept))
+        self.assertIn('not kept', invariant.claim_kept(
             dict(kept, host=None, usages={NODE: 0}, allocations={})))
         # no claim on a node that Ironic has freed (or is freeing)
         for freed in (_node(), _node(provision_state='deleting',
                                      instance_id=SERVER)):
-            self.assertIn('which Ironic has freed', checks.claim_kept(
+            self.assertIn('which Ironic has freed', invariant.claim_kept(
                 dict(kept, nodes=[freed])))
-        self.assertIn('left behind: node-2 cleaning', checks.claim_kept(
+        self.assertIn('left behind: node-2 cleaning', invariant.claim_kept(
             dict(kept, nodes=[node, _node(id=OTHER_NODE, name='node-2',
                                           provision_state='cleaning')])))
 
@@ -408,87 +411,87 @@ class ChecksTest(unittest.TestCase):
         self.assertIn('1 of 2', checks.all_steps_fired(obs))
 
     def test_leftovers(self):
-        self.assertEqual([], checks.leftovers(_obs()))
-        self.assertIsNone(checks.clean(_obs()))
+        self.assertEqual([], invariant.leftovers(_obs()))
+        self.assertIsNone(invariant.clean(_obs()))
         node = _node(provision_state='wait call-back', instance_id=OTHER,
                      instance_info=True)
         # another instance's node is not ours to clean
-        self.assertEqual([], checks.leftovers(_obs(nodes=[node])))
+        self.assertEqual([], invariant.leftovers(_obs(nodes=[node])))
         mine = dict(node, instance_id=SERVER, vifs=['vif'])
         self.assertEqual(['node-1 wait call-back',
                           'node-1 keeps instance/instance_info/VIFs'],
-                         checks.leftovers(_obs(nodes=[mine])))
+                         invariant.leftovers(_obs(nodes=[mine])))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
                           'expected 0'],
-                         checks.leftovers(_obs(usages={NODE: 1},
-                                               allocations={NODE: {}})))
+                         invariant.leftovers(_obs(usages={NODE: 1},
+                                                  allocations={NODE: {}})))
         self.assertEqual(['port still bound to the deleted server'],
-                         checks.leftovers(_obs(status='DELETED', port_id=PORT,
-                                               port_device_id=SERVER, definition={
-                                                  'port': True})))
-        self.assertIn('left behind: node-1', checks.clean(_obs(nodes=[mine])))
+                         invariant.leftovers(_obs(status='DELETED', port_id=PORT,
+                                                  port_device_id=SERVER, definition={
+                                                     'port': True})))
+        self.assertIn('left behind: node-1', invariant.clean(_obs(nodes=[mine])))
 
     def test_leftovers_of_an_active_server(self):
         # on its own node only, as Ironic shows it
-        self.assertEqual([], checks.leftovers(_active()))
+        self.assertEqual([], invariant.leftovers(_active()))
         self.assertEqual(['allocation on node-2, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-2, '
-                          'expected 0'], checks.leftovers(_active(
+                          'expected 0'], invariant.leftovers(_active(
                               allocations={NODE: {}, OTHER_NODE: {}},
                               usages={NODE: 1, OTHER_NODE: 1})))
         self.assertEqual(['no allocation on its node node-1',
                           'placement usage 0 on node-1, expected 1'],
-                         checks.leftovers(_active(allocations={},
-                                                  usages={NODE: 0})))
+                         invariant.leftovers(_active(allocations={},
+                                                     usages={NODE: 0})))
         nodes = _active()['nodes']
         # its node torn down (Ironic freed it) under an ACTIVE server
         freed = [_node(), nodes[1]]
         self.assertIn('its node node-1 is available for None',
-                      checks.leftovers(_active(nodes=freed)))
+                      invariant.leftovers(_active(nodes=freed)))
         self.assertIn('allocation on node-1, which Ironic has freed or is '
-                      'freeing', checks.leftovers(_active(nodes=freed)))
+                      'freeing', invariant.leftovers(_active(nodes=freed)))
         # the port: bound to the server, its VIF on the server's node only
         self.assertEqual(["its node node-1 lacks the port's VIF",
-                          'node-2 keeps VIFs'], checks.leftovers(_active(
+                          'node-2 keeps VIFs'], invariant.leftovers(_active(
                               nodes=[dict(nodes[0], vifs=[]),
                                      dict(nodes[1], vifs=[PORT])])))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         checks.leftovers(_active(port_device_id=None)))
+                         invariant.leftovers(_active(port_device_id=None)))
         taken = dict(nodes[1], instance_id=OTHER, provision_state='active',
                      vifs=[PORT])
         self.assertEqual(["node-2 (another instance's) keeps the server's "
-                          'VIF'], checks.leftovers(_active(nodes=[nodes[0],
-                                                                  taken])))
+                          'VIF'], invariant.leftovers(_active(nodes=[nodes[0],
+                                                                     taken])))
         # host and node
         self.assertEqual(['host None and node %s disagree' % NODE],
-                         checks.leftovers(_active(host=None)))
+                         invariant.leftovers(_active(host=None)))
 
     def test_leftovers_of_an_error_server(self):
         # host, node and allocation agree with what Ironic shows
         self.assertEqual(['host ironic-host and node None disagree'],
-                         checks.leftovers(_obs(host='ironic-host')))
+                         invariant.leftovers(_obs(host='ironic-host')))
         gone = {'id': NODE, 'deleted': True}
         self.assertEqual(['on node %s, which Ironic does not have' % NODE],
-                         checks.leftovers(_obs(host='ironic-host', node=NODE,
-                                               nodes=[gone])))
+                         invariant.leftovers(_obs(host='ironic-host', node=NODE,
+                                                  nodes=[gone])))
         # a failed rebuild keeps host and node, without an allocation
-        self.assertEqual([], checks.leftovers(_obs(host='ironic-host',
-                                                   node=NODE)))
+        self.assertEqual([], invariant.leftovers(_obs(host='ironic-host',
+                                                      node=NODE)))
         self.assertEqual(['allocation on node-1, which Ironic has freed or '
                           'is freeing', 'placement usage 1 on node-1, '
-                          'expected 0'], checks.leftovers(_obs(
+                          'expected 0'], invariant.leftovers(_obs(
                               host='ironic-host', node=NODE,
                               allocations={NODE: {}}, usages={NODE: 1})))
 
     def test_leftovers_against_a_real_ironic(self):
         # the noop network interface attaches no VIF: not checked there
         bare = [dict(_active()['nodes'][0], vifs=[]), _active()['nodes'][1]]
-        self.assertEqual([], checks.leftovers(_active(nodes=bare,
-                                                      backend=checks.REAL)))
+        self.assertEqual([], invariant.leftovers(_active(nodes=bare,
+                                                         backend=checks.REAL)))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         checks.leftovers(_active(nodes=bare, backend=checks.REAL,
-                                                  port_device_id=None)))
+                         invariant.leftovers(_active(nodes=bare, backend=checks.REAL,
+                                                     port_device_id=None)))
 
     def test_only_reads_and_never_error(self):
         self.assertIn('update_node', checks.only_reads(
@@ -499,7 +502,7 @@ class ChecksTest(unittest.TestCase):
         self.assertIn('faults', checks.never_error(_obs()))
 
     def test_polls_at_most(self):
-        check = checks.polls_at_most(6)
+        check = bounds.polls_at_most(6)
         self.assertIsNone(check(_obs(polls_after_action=6)))
         self.assertIn('7 driver polls after the action, at most 6',
                       check(_obs(polls_after_action=7)))
@@ -516,7 +519,7 @@ class ChecksTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn('at most %d driver polls after the action'
                           % sc.max_polls, sc.expectations('fixed'))
-        self.assertEqual(checks.DEFAULT_MAX_POLLS,
+        self.assertEqual(bounds.DEFAULT_MAX_POLLS,
                          table.Scenario('x', 'x').max_polls)
 
 
@@ -546,7 +549,7 @@ class EndStateTest(unittest.TestCase):
         self.assertEqual([], self._judge(bare, _obs()))
 
     def test_listing_it_by_hand_is_refused(self):
-        for check in (checks.clean, checks.claim_kept):
+        for check in (invariant.clean, invariant.claim_kept):
             with self.assertRaisesRegex(ValueError, 'added to every fixed'):
                 table.Scenario('x', 'x', fixed=[check])
 
@@ -631,9 +634,9 @@ class ErrorPortTest(unittest.TestCase):
                     **kw)
 
     def test_error_without_host(self):
-        self.assertEqual([], checks.leftovers(self._error(None)))
+        self.assertEqual([], invariant.leftovers(self._error(None)))
         self.assertEqual(['port still bound to the server in ERROR without a '
-                          'host'], checks.leftovers(self._error(SERVER)))
+                          'host'], invariant.leftovers(self._error(SERVER)))
         # in a scenario's verdict
         obs = self._error(SERVER, scenario='undeploy-deleting-port',
                           log=['WARNING [nova.virt.ironic.driver] Ironic node %s '
@@ -651,9 +654,9 @@ class ErrorPortTest(unittest.TestCase):
                      instance_info=True, vifs=[PORT])
         kept = dict(host='ironic-host', node=NODE, usages={NODE: 1},
                     allocations={NODE: {}}, nodes=[node])
-        self.assertIsNone(checks.claim_kept(self._error(SERVER, **kept)))
+        self.assertIsNone(invariant.claim_kept(self._error(SERVER, **kept)))
         self.assertIn('port not bound to the server (device_id None)',
-                      checks.claim_kept(self._error(None, **kept)))
+                      invariant.claim_kept(self._error(None, **kept)))
 
 
 class ForeignNodeTest(unittest.TestCase):
@@ -665,8 +668,8 @@ class ForeignNodeTest(unittest.TestCase):
                      target_provision_state='active', **kw)
 
     def test_as_the_other_deploy_left_it(self):
-        self.assertEqual([], checks.leftovers(_obs(nodes=[self._other()])))
-        self.assertEqual([], checks.leftovers(_obs(nodes=[self._other(
+        self.assertEqual([], invariant.leftovers(_obs(nodes=[self._other()])))
+        self.assertEqual([], invariant.leftovers(_obs(nodes=[self._other(
             instance_info=True, image_source='other-image')])))
         for state, target in (('available', None), ('deleting', 'available'),
                               ('cleaning', 'available'),
@@ -676,25 +679,25 @@ class ForeignNodeTest(unittest.TestCase):
                 node.update(provision_state=state, target_provision_state=target)
                 self.assertEqual(['node-1 (carrying %s) is %s -> %s, not as its '
                                   'deploy left it' % (OTHER, state, target)],
-                                 checks.leftovers(_obs(nodes=[node])))
+                                 invariant.leftovers(_obs(nodes=[node])))
 
     def test_keeps_nothing_of_the_server(self):
         ours = self._other(instance_info=True, image_source=IMAGE)
         self.assertEqual(["node-1 (another instance's) keeps the server's image "
                           'in its instance_info'],
-                         checks.leftovers(_obs(nodes=[ours])))
+                         invariant.leftovers(_obs(nodes=[ours])))
         rebuilt = self._other(instance_info=True, image_source='img2')
-        self.assertEqual(1, len(checks.leftovers(_obs(nodes=[rebuilt],
-                                                      rebuild_image='img2'))))
+        self.assertEqual(1, len(invariant.leftovers(_obs(nodes=[rebuilt],
+                                                         rebuild_image='img2'))))
         # no image recorded: no pass
-        self.assertEqual(['no image recorded'], checks.leftovers(
+        self.assertEqual(['no image recorded'], invariant.leftovers(
             _obs(nodes=[ours], image=None)))
         # no allocation of the server's on it either
         self.assertEqual(['allocation on node-1, which Ironic has freed or is '
                           'freeing', 'placement usage 1 on node-1, expected 0'],
-                         checks.leftovers(_obs(nodes=[self._other()],
-                                               usages={NODE: 1},
-                                               allocations={NODE: {}})))
+                         invariant.leftovers(_obs(nodes=[self._other()],
+                                                  usages={NODE: 1},
+                                                  allocations={NODE: {}})))
 
     def test_undeploy_reassociated(self):
         torn = self._other()
@@ -715,7 +718,7 @@ class TimeBoundTest(unittest.TestCase):
     bounded per scenario; the fake's polls are bounded instead."""
 
     def test_seconds_at_most(self):
-        check = checks.seconds_at_most(30)
+        check = bounds.seconds_at_most(30)
         self.assertIsNone(check(_obs(wall_seconds_after_action=30.0)))
         self.assertEqual('30.5 s from the action to the end, at most 30 s',
                          check(_obs(wall_seconds_after_action=30.5)))
@@ -726,10 +729,10 @@ class TimeBoundTest(unittest.TestCase):
         for sc in table.SCENARIOS:
             self.assertIn('at most %d s from the action to the end (real Ironic)'
                           % sc.max_seconds, sc.expectations('fixed'))
-        self.assertEqual(checks.real_seconds(8),
+        self.assertEqual(bounds.real_seconds(8),
                          table.BY_NAME['undeploy-deleting'].max_seconds)
-        self.assertEqual(64, checks.real_seconds(16))
-        self.assertEqual(checks.REAL_MIN_SECONDS, checks.real_seconds(2))
+        self.assertEqual(64, bounds.real_seconds(16))
+        self.assertEqual(bounds.REAL_MIN_SECONDS, bounds.real_seconds(2))
         self.assertEqual(5, table.Scenario('x', 'x', max_seconds=5).max_seconds)
 
     def test_real_only(self):
@@ -787,7 +790,7 @@ class OutageUserDeleteTest(unittest.TestCase):
     """api-outage-user-delete: a delete during the outage ends the deploy
     wait as a delete, not as an abort for the unreachable API."""
 
-    KEPT = {'status': 'ERROR', 'fault': checks.API_UNREACHABLE,
+    KEPT = {'status': 'ERROR', 'fault': texts.API_UNREACHABLE,
             'host': 'ironic-host', 'node': NODE, 'allocations': [NODE],
             'first_node_state': 'wait call-back',
             'first_node_instance': SERVER}
@@ -802,7 +805,7 @@ class OutageUserDeleteTest(unittest.TestCase):
                                               'terminate-exception',
                                               'terminated'],
                    at_api_back=self.KEPT,
-                   faults_created=[self.DELETING, checks.API_UNREACHABLE],
+                   faults_created=[self.DELETING, texts.API_UNREACHABLE],
                    hooks_fired=['api-down-delete@2',
                                 'user-delete@first-refused',
                                 'api-up@settled'],
@@ -826,8 +829,8 @@ class OutageUserDeleteTest(unittest.TestCase):
         # the same end, but the deploy wait gave up on the API before the
         # delete was seen: the build's abort says so
         gave_up = self._fixed(
-            faults_created=[checks.API_UNREACHABLE_ABORTED.format(
-                server_id=SERVER), checks.API_UNREACHABLE],
+            faults_created=[texts.API_UNREACHABLE_ABORTED.format(
+                server_id=SERVER), texts.API_UNREACHABLE],
             log=['ERROR [nova.virt.ironic.driver] Could not reach the Bare '
                  'Metal API while waiting for the deploy of baremetal node '
                  '%s; the build is not rescheduled.' % NODE])
@@ -962,18 +965,18 @@ class MissingDataTest(unittest.TestCase):
         (checks.rebuilt_with_new_image, 'rebuild_image',
          _obs(rebuild_image='img', nodes=[_node(image_source='img')])),
         (checks.rescheduled(False), 'build_results', _obs()),
-        (checks.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
+        (bounds.one_call_per_poll, 'calls_per_poll', _obs(calls_per_poll=1.0)),
         (checks.recovery(after_delete='DELETED'), 'recovery',
          _obs(recovery={'after_delete': 'DELETED'})),
-        (checks.polls_at_most(6), 'polls_after_action', _obs()),
-        (checks.polls_at_most(6), 'held_polls_after_action', _obs()),
-        (checks.clean, 'usages', _obs()),
-        (checks.clean, 'allocations', _obs()),
-        (checks.clean, 'nodes', _obs()),
-        (checks.clean, 'status', _obs()),
-        (checks.clean, 'host', _obs()),
-        (checks.clean, 'port_id', _active()),
-        (checks.clean, 'port_device_id', _active()),
+        (bounds.polls_at_most(6), 'polls_after_action', _obs()),
+        (bounds.polls_at_most(6), 'held_polls_after_action', _obs()),
+        (invariant.clean, 'usages', _obs()),
+        (invariant.clean, 'allocations', _obs()),
+        (invariant.clean, 'nodes', _obs()),
+        (invariant.clean, 'status', _obs()),
+        (invariant.clean, 'host', _obs()),
+        (invariant.clean, 'port_id', _active()),
+        (invariant.clean, 'port_device_id', _active()),
     ]
 
     def test_every_check_fails_without_its_field(self):
@@ -1007,9 +1010,9 @@ class MissingDataTest(unittest.TestCase):
             _obs(nodes=[], server_id=None)))
 
     def test_clean_with_nothing_recorded(self):
-        self.assertIn('no status', checks.clean({}))
+        self.assertIn('no status', invariant.clean({}))
         self.assertEqual(['no status, server_id, usages, allocations, nodes, '
-                          'definition recorded'], checks.leftovers({}))
+                          'definition recorded'], invariant.leftovers({}))
 
     def test_judge_without_settled_or_error(self):
         obs = _obs(scenario='undeploy-cleared', log=[
@@ -1055,8 +1058,8 @@ class JudgeTest(unittest.TestCase):
         real = dict(obs, backend=checks.REAL)
         self.assertEqual([], table.judge('undeploy-cleared', 'fixed', real))
         self.assertEqual(1, len(table.unchecked('undeploy-cleared', real)))
-        self.assertIn(checks.NOOP_VIFS, table.unchecked('undeploy-reschedule',
-                                                        real))
+        self.assertIn(invariant.NOOP_VIFS, table.unchecked('undeploy-reschedule',
+                                                           real))
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):

@@ -8,9 +8,10 @@
 * :mod:`~novaseries.ironic.venv`: where their files live and how their
   pinned venvs are built (the lowest module here);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
-* :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_backend`:
-  the real Ironic behind the main job's scenarios (``run --ironic real``)
-  and its request recording; :mod:`~novaseries.ironic.api_proxy`: the
+* :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_deploy`,
+  :mod:`~novaseries.ironic.real_backend`: the real Ironic behind the main
+  job's scenarios (``run --ironic real``), its request recording and how
+  its nodes deploy; :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
 * :mod:`~novaseries.ironic.driver_tests`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv
@@ -18,9 +19,9 @@
   ``novaseries ironic hang-probe``.
 
 Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;
-real_backend -> request_log -> rest -> service; of the rest of the harness,
-only :mod:`novaseries.procs` and :mod:`novaseries.util` (the targets, trees
-and venvs the driver tests run in are given by the callers:
+real_backend -> real_deploy, request_log -> rest -> service; of the rest of
+the harness, only :mod:`novaseries.procs` and :mod:`novaseries.util` (the
+targets, trees and venvs the driver tests run in are given by the callers:
 :mod:`novaseries.commands.ironic`, :mod:`novaseries.cisteps`,
 :func:`novaseries.testrun.pike_driver_outcomes`).  Everything here is
 standard library only: the code in Nova's venv

@@ -36,15 +36,10 @@ what the real service shows:
   for ``deploying_reads`` polls, then ``wait call-back``) runs here at the
   poll that sees ``wait call-back`` for the (N - deploying_reads)th time:
   a real ``deploying`` lasts several polls and holds the node's lock.
-* **deploys** -- nodes deploy with the ``direct`` interface, which waits in
-  ``wait call-back`` for an agent that never comes, or with ``fake``, which
-  goes ``active`` (:func:`deploy_interfaces`).
-* **the image** -- Nova sends a Glance image UUID, and there is no Glance:
-  :meth:`RealIronicBackend.install` wraps the driver's deploy patch
-  (``GenericDriverFields.get_deploy_patch``) to send the harness's local
-  HTTP image as ``<image_url>?glance=<uuid>`` with its sha256 instead
-  (Ironic refuses an http image without a checksum); nothing else Nova
-  sends is changed.
+* **deploys and the image** -- the nodes' deploy interfaces, and the
+  harness's local HTTP image in place of Nova's Glance image
+  (:meth:`RealIronicBackend.install` wraps the driver's deploy patch):
+  ``real_deploy``.
 
 Standard library only: the player, in Nova's venv, imports it and hands it
 Nova's modules.
@@ -55,7 +50,7 @@ import threading
 import time
 import types
 
-from novaseries.ironic import request_log, rest
+from novaseries.ironic import real_deploy, request_log, rest
 
 #: Provision states the conductor leaves by itself (with the node locked
 #: or about to be): a node in one of them has not settled.
@@ -67,29 +62,6 @@ TRANSITIONAL = frozenset(['deploying', 'deleting', 'cleaning', 'clean wait',
 API_RETRY_INTERVAL = 1
 #: Seconds settle() and the sweep wait for a node to settle.
 NODE_SETTLE_TIMEOUT = 60.0
-
-
-def deploy_interfaces(scenario, n):
-    """The ``deploy_interface`` of each of ``n`` nodes at enrolment.
-
-    A scenario that acts during the deploy needs deploys that wait:
-    ``direct`` (waits in ``wait call-back``); its first step switches the
-    nodes that are still free to ``fake`` (:meth:`RealIronicBackend.
-    free_nodes_deploy`), so that a reschedule ends ACTIVE.  A scenario
-    without an action, and a rebuild's boot, need deploys that end:
-    ``fake`` (the rebuild's node is switched to ``direct`` once ACTIVE,
-    :meth:`RealIronicBackend.set_deploy_interface`).  A short outage of
-    the API during the deploy (``api-blip``) needs a deploy that ends by
-    itself once the API is back (nothing completes a real ``wait
-    call-back``): ``fake``, and the outage comes during its ``deploying``
-    (``play_real.RealScenarioTest._first_step_polls``).
-
-    :param scenario: a ``scenario_table.Scenario``.
-    :returns: a list of ``n`` interface names.
-    """
-    waits = (scenario.action not in (None, 'api-blip') and
-             scenario.kind != 'rebuild')
-    return ['direct' if waits else 'fake'] * n
 
 
 class RealIronicBackend(request_log.RequestRecorder):
@@ -150,8 +122,8 @@ class RealIronicBackend(request_log.RequestRecorder):
 
         Stubs ``nova.utils.get_sdk_adapter`` (records every request of a
         baremetal connection), the driver's wait loops (marks their polls)
-        and ``GenericDriverFields.get_deploy_patch`` (the image, see the
-        module's docstring).  ``[ironic]`` flags are the caller's.  The
+        and ``GenericDriverFields.get_deploy_patch`` (the image,
+        :meth:`image_patch`).  ``[ironic]`` flags are the caller's.  The
         caller, in Nova's venv, passes Nova's modules: ``nova.virt.ironic.
         driver``, ``nova.virt.ironic.patcher`` and ``nova.utils`` (this
         module imports no Nova).
@@ -209,29 +181,12 @@ class RealIronicBackend(request_log.RequestRecorder):
                       'get_deploy_patch', get_deploy_patch)
 
     def image_patch(self, patch):
-        """The deploy patch with the local HTTP image: ``image_source``
-        ``U`` becomes ``<image_url>?glance=U`` (the image server ignores
-        the query; :func:`glance_id` gives ``U`` back) and the image's
-        sha256 is added, in the same PATCH."""
-        out = []
-        for op in patch:
-            if op.get('path') == '/instance_info/image_source':
-                value = '%s?glance=%s' % (self.info['image_url'], op['value'])
-                if self.fail_next_deploy:
-                    # (no image id in it: Ironic's last_error names the
-                    # href, and it becomes the fault)
-                    self.fail_next_deploy = False
-                    value = self.info['missing_image_url']
-                op = dict(op, value=value)
-            out.append(op)
-        if len(out) != len(patch) or not any(
-                op.get('path') == '/instance_info/image_source' for op in out):
-            return out      # boot from volume: no image
-        return out + [
-            {'op': 'add', 'path': '/instance_info/image_os_hash_algo',
-             'value': 'sha256'},
-            {'op': 'add', 'path': '/instance_info/image_os_hash_value',
-             'value': self.info['image_sha256']}]
+        """``real_deploy.image_patch`` with this backend's image; the 404
+        image once, if :attr:`fail_next_deploy` is set (then cleared)."""
+        missing = self.fail_next_deploy and real_deploy.has_image(patch)
+        if missing:
+            self.fail_next_deploy = False
+        return real_deploy.image_patch(patch, self.info, missing)
 
     # -- nodes
 
@@ -519,8 +474,7 @@ class RealIronicBackend(request_log.RequestRecorder):
         the ``active`` verb), for another instance."""
         self._operator('associate', 'PATCH', '/nodes/%s' % node, [
             {'op': 'add', 'path': '/instance_uuid', 'value': instance_id}] +
-            self.image_patch([{'op': 'add',
-                               'path': '/instance_info/image_source',
+            self.image_patch([{'op': 'add', 'path': real_deploy.IMAGE_SOURCE,
                                'value': 'other-image'}]))
         self._operator('associate', 'PUT', '/nodes/%s/states/provision' % node,
                        {'target': 'active'})
@@ -542,11 +496,3 @@ class RealIronicBackend(request_log.RequestRecorder):
         1.110; openstacksdk stops at 1.109)."""
         self._operator('abort', 'PUT', '/nodes/%s/states/provision' % node,
                        {'target': 'abort'}, microversion='1.110')
-
-
-def glance_id(image_source):
-    """The Glance image id behind an ``image_source`` the backend sent
-    (``<image_url>?glance=<id>``); anything else unchanged."""
-    if image_source and '?glance=' in image_source:
-        return image_source.split('?glance=', 1)[1]
-    return image_source

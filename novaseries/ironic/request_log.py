@@ -25,10 +25,6 @@ from novaseries.ironic import rest
 #: node id (None when the request names none).
 Call = collections.namedtuple('Call', 'method node')
 
-#: Proxy methods that change nothing (the fixture's READ_METHODS).
-READ_METHODS = frozenset(['nodes', 'get_node', 'validate_node', 'ports',
-                          'port_groups', 'volume_targets', 'discovery'])
-
 #: Seconds the observer waits between two reads of every node.
 WATCH_INTERVAL = 0.25
 
@@ -42,7 +38,8 @@ def classify(method, path, frames=()):
         stack, outermost first (to tell ``update_node`` from
         ``patch_node``: both send PATCH).
     :returns: ``(name, node id or None)``; ``name`` is ``request`` for a
-        request this table does not know.
+        request this table does not know, and ``discovery`` (no node) for
+        the API's version documents (``/``, ``/v1``).
     """
     parts = urllib.parse.urlsplit(path).path.rstrip('/').split('/')
     parts = [p for p in parts if p]

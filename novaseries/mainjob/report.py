@@ -11,7 +11,7 @@ import pathlib
 import re
 import textwrap
 
-from novaseries.scenarios import checks, scenario_table
+from novaseries.scenarios import invariant, scenario_table
 
 #: Nova's default ``[ironic] api_retry_interval`` (s): one driver poll of
 #: the fake run (which polls at 0), to give its polls as seconds (a real
@@ -107,7 +107,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
 
 
 def _leftovers(obs, label='reproducer'):
-    """``checks.leftovers`` of an observation (none for a scenario that
+    """``invariant.leftovers`` of an observation (none for a scenario that
     did not run); on the fixed tree with the scenario's own form of the
     end-state invariant (its claim kept or not), waived parts included:
     what is left, checked or not."""
@@ -115,7 +115,7 @@ def _leftovers(obs, label='reproducer'):
         return []
     sc = scenario_table.BY_NAME.get(obs.get('scenario'))
     kept = bool(sc and sc.claim_kept and label == 'fixed')
-    return checks.leftovers(obs, claim_kept=kept)
+    return invariant.leftovers(obs, claim_kept=kept)
 
 
 def _waived(name):

@@ -8,25 +8,30 @@ the scenarios, and the scenario player imports it inside Nova's virtualenv
 (``python -m novaseries.nova_side.player.play``) to know what to run.  The player
 records an observation per scenario (a dict, keys in :data:`OBSERVATION`);
 :func:`judge` compares it with the scenario's checks (the functions of
-``checks.py``).
+``checks.py`` and the check modules it names).
 """
 
 import dataclasses
 import typing
 
+from novaseries.scenarios.bounds import (
+    DEFAULT_MAX_POLLS, HELD_MAX_POLLS, one_call_per_poll, polls_at_most,
+    real_seconds, seconds_at_most)
 from novaseries.scenarios.checks import (
-    all_of, all_steps_fired, any_of, API_UNREACHABLE,
-    API_UNREACHABLE_ABORTED, at_api_back, clean, CONNECT_FAILED_ABORTED,
-    DEFAULT_MAX_POLLS, DELETE_WON, DELETING_ABORTED, DEPLOY_ABORTED,
-    DEPLOY_FAILED, DEPLOY_WAIT_GAVE_UP, end_state, END_STATE,
-    FAILED_ABORTED, fault_created, fault_has, first_node_leaked,
-    HELD_MAX_POLLS, HTTP_503_ABORTED, LEFT_TO_IRONIC, log_has, log_lacks,
-    log_reports, lost_fault, missing, MISLEADING, never_error,
-    no_foreign_uuid, no_not_found_fault, node_owned_by_other, NOOP_VIFS,
-    on_other_node, one_call_per_poll, only_reads, outage, OUTLASTED,
-    polls_at_most, REAL, real_seconds, rebuilt_with_new_image, recovery,
-    rescheduled, RETRIES_EXCEEDED, SEEN_DELETING, seconds_at_most, status,
-    status_in, task_state, teardown_refused, TORE_DOWN)
+    all_of, all_steps_fired, any_of, DELETE_WON, fault_created, fault_has,
+    first_node_leaked, log_has, log_lacks, log_reports, lost_fault, missing,
+    MISLEADING, never_error, no_foreign_uuid, no_not_found_fault,
+    node_owned_by_other, on_other_node, only_reads, REAL,
+    rebuilt_with_new_image, recovery, rescheduled, status, status_in,
+    task_state, teardown_refused)
+from novaseries.scenarios.invariant import (
+    clean, end_state, END_STATE, NOOP_VIFS)
+from novaseries.scenarios.outage_checks import at_api_back, outage
+from novaseries.scenarios.texts import (
+    API_UNREACHABLE, API_UNREACHABLE_ABORTED, CONNECT_FAILED_ABORTED,
+    DELETING_ABORTED, DEPLOY_ABORTED, DEPLOY_FAILED, DEPLOY_WAIT_GAVE_UP,
+    FAILED_ABORTED, HTTP_503_ABORTED, LEFT_TO_IRONIC, OUTLASTED,
+    RETRIES_EXCEEDED, SEEN_DELETING, TORE_DOWN)
 
 #: The observation of one scenario, as the player writes it (JSON), key ->
 #: meaning.  Checks read only these.
@@ -216,7 +221,7 @@ class Scenario:
     :param reproducer: checks (functions of the observation, below) that
         hold on the reproducer tree: Nova as released, measured.
     :param fixed: checks that must hold on the fixed tree.  Every
-        scenario also gets the end-state invariant (``checks.end_state``:
+        scenario also gets the end-state invariant (``invariant.end_state``:
         nothing left behind; listing it here is refused), the bound on
         the driver's polls (``max_polls``), the bound on the wall time
         against a real Ironic (``max_seconds``) and
@@ -224,7 +229,7 @@ class Scenario:
     :param claim_kept: the server ends in ERROR keeping its claim for its
         delete: the end-state invariant's claim-kept form.
     :param waive: ``{part: why}``: parts of the end-state invariant
-        (``checks.END_STATE_PARTS``) this scenario does not check, each
+        (``invariant.END_STATE_PARTS``) this scenario does not check, each
         with its reason; an unknown part is refused.
     :param bug: the fixed-tree checks whose failure on the reproducer tree
         is the bug's symptom (:data:`END_STATE` for the end-state
@@ -244,8 +249,8 @@ class Scenario:
         the end (``polls_after_action``), at most (:func:`polls_at_most`,
         added to ``fixed``); default :data:`DEFAULT_MAX_POLLS`.
     :param max_seconds: against a real Ironic, the fixed tree's wall time
-        from the action to the end, at most (``checks.seconds_at_most``,
-        added to ``fixed``); default ``checks.real_seconds(max_polls)``.
+        from the action to the end, at most (``bounds.seconds_at_most``,
+        added to ``fixed``); default ``bounds.real_seconds(max_polls)``.
     :raises ValueError: a definition the player or the judge cannot take
         (an unknown kind, action, step or loop, no node, no attempt, an
         unknown or unexplained waiver, the end-state invariant listed by
@@ -649,7 +654,7 @@ SCENARIOS = [
              # today: the failed read fails the deploy. Against the fake,
              # the clean-up tears the node down and the build is
              # rescheduled, to no other node; against a real Ironic the
-             # outage comes in `deploying` (real_backend.deploy_interfaces)
+             # outage comes in `deploying` (real_deploy.deploy_interfaces)
              # and Ironic refuses the tear-down of the locked node (409):
              # the build is aborted with the read's 503 and the node stays
              # deployed for the server in ERROR

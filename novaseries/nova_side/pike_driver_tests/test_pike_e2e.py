@@ -37,13 +37,11 @@ No sleeps of their own: the waits poll the real Ironic, bounded.
 
 from __future__ import print_function
 
-import gc
 import json
 import os
 import re
 import threading
 import time
-import traceback
 import unittest
 import uuid
 
@@ -51,7 +49,6 @@ REQUIRED = os.environ.get('REALIRONIC_REQUIRED') == '1'
 
 try:
     import fixtures
-    import greenlet
     from keystoneauth1 import session as ks_session
     import requests
 
@@ -65,6 +62,8 @@ try:
     from nova.virt import fake as fake_virt
     from nova.virt.ironic import client_wrapper
     from nova.virt.ironic import driver as ironic_driver
+
+    from e2e_report import green_stacks, summary
 except ImportError as e:  # pragma: no cover
     if REQUIRED:
         raise
@@ -131,7 +130,7 @@ class Operator(object):
                                      % (node, what, timeout,
                                         n['provision_state'],
                                         n['target_provision_state'],
-                                        n['last_error'], _green_stacks()))
+                                        n['last_error'], green_stacks()))
             time.sleep(0.05)
 
     def wait_state(self, node, state, timeout=TIMEOUT):
@@ -278,7 +277,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
             self.fail('%s still waiting %d s after %s (node %s); where the '
                       'green threads are:\n%s' % (
                           what, TIMEOUT, after, self.operator.node(self.node),
-                          _green_stacks()))
+                          green_stacks()))
         error = result.get('error')
         print('e2e-pike: %s raised %s %.1f s after %s: %s' % (
             what, type(error).__name__ if error is not None else 'nothing',
@@ -320,7 +319,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         self.driver.destroy(self.ctx, self.instance, self.network_info)
         sent = self.sent[start:]
         print('e2e-pike: destroy() returned after %.1f s; sent %s' % (
-            time.time() - t0, _summary(sent)))
+            time.time() - t0, summary(sent)))
         self._assert_no_refusal_left(sent)
         return sent
 
@@ -480,25 +479,3 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         # the failed rebuild's clean-up is the delete of the ERROR server
         self._destroy()
         self._assert_clean(vifs_left=[] if FIXED else [self.vif_id])
-
-
-def _green_stacks():
-    """The stacks of every greenlet (eventlet runs the driver's threads as
-    greenlets): what a test that waited in vain prints."""
-    stacks = []
-    for obj in gc.get_objects():
-        if isinstance(obj, greenlet.greenlet) and obj.gr_frame is not None:
-            stacks.append(''.join(traceback.format_stack(obj.gr_frame)))
-    return '\n'.join(stacks) or '(none)'
-
-
-def _summary(sent):
-    """``METHOD /path -> status`` per request, repeats folded."""
-    out = []
-    for method, path, status in sent:
-        text = '%s %s -> %s' % (method, path, status)
-        if out and out[-1][0] == text:
-            out[-1][1] += 1
-        else:
-            out.append([text, 1])
-    return ', '.join(t if n == 1 else '%s (x%d)' % (t, n) for t, n in out)

@@ -18,7 +18,7 @@ from nova.virt.ironic import patcher as ironic_patcher  # noqa: E402
 import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
-from novaseries.ironic import api_proxy, real_backend, request_log  # noqa: E402
+from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
 from novaseries.nova_side.player.play_fake import ScenarioTest  # noqa: E402
 from novaseries.scenarios.scenario_table import OUTAGE_ACTIONS  # noqa: E402
 
@@ -79,7 +79,7 @@ class RealScenarioTest(ScenarioTest):
         # runs after the compute service stopped (cleanups run in reverse)
         self.addCleanup(self._sweep)
         self.node_ids = self.ironic.enrol(
-            real_backend.deploy_interfaces(sc, self.NUM_NODES))
+            real_deploy.deploy_interfaces(sc, self.NUM_NODES))
         self.compute = self._start_compute(self.HOST)
         self.flavor_id = self._create_flavor(
             name='baremetal', memory_mb=1024, vcpu=1, disk=10, ephemeral=0,
@@ -134,7 +134,7 @@ class RealScenarioTest(ScenarioTest):
 
     def _first_step_polls(self):
         # A real deploy that ends (the ``fake`` deploy interface:
-        # real_backend.deploy_interfaces) has no wait call-back: the API
+        # real_deploy.deploy_interfaces) has no wait call-back: the API
         # goes down during its ``deploying`` (2 s: the [fake] deploy_delay),
         # which Ironic's conductor finishes meanwhile.
         if self.SCENARIO.action == 'api-blip':
@@ -170,7 +170,7 @@ class RealScenarioTest(ScenarioTest):
     def _node_view(self, node_id):
         view = super()._node_view(node_id)
         if 'image_source' in view:
-            view['image_source'] = real_backend.glance_id(
+            view['image_source'] = real_deploy.glance_id(
                 view['image_source'])
         return view
 
