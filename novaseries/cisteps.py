@@ -235,13 +235,14 @@ class Step(typing.NamedTuple):
     name: str
     #: ``func(ctx) -> [Outcome]`` (at least one; raising is a failure)
     func: typing.Callable
-    #: the targets the step is about: it waits for their jobs (their trees
-    #: and venvs are then ready); it is skipped when the project lacks one
-    #: of them, or when ``ci --target`` names none of them
+    #: the targets the step is about: its task waits for theirs
+    #: (:class:`novaseries.ci.Task`; their trees and venvs are then ready);
+    #: it is skipped when the project lacks one of them, or when ``ci
+    #: --target`` names none of them
     targets: tuple = ()
     #: the step mostly waits (on a real service's state changes) rather
-    #: than computes: it runs beside the ``--jobs`` others instead of
-    #: taking one of their places (:class:`novaseries.ci.Task`)
+    #: than computes: its task runs beside the ``ci --jobs`` tasks that
+    #: run at once instead of taking one of their places
     light: bool = False
 
 
