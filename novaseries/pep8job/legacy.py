@@ -4,7 +4,7 @@ import pathlib
 import subprocess
 
 from novaseries.outcomes import Outcome
-from novaseries.pep8job.tools import output, tool_env, tox_commands
+from novaseries.pep8job.tools import proc_output, tool_env, tox_commands
 from novaseries.util import say
 
 #: pike's ``[testenv:pep8]`` commands, all of which run here: flake8
@@ -43,7 +43,7 @@ def run_legacy(tree, venv, files, label):
                                doc], cwd=tree, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, errors="replace", env=tool_env(venv))
         if proc.returncode:
-            unreadable[doc] = [f"{doc}: python -m json.tool: {output(proc)}"]
+            unreadable[doc] = [f"{doc}: python -m json.tool: {proc_output(proc)}"]
     for line in [line for found in (carriage, unreadable) for lines in found.values()
                  for line in lines]:
         say(f"  [{label}] pep8 JSON check FAILED: {line}")

@@ -9,7 +9,7 @@ import time
 from novaseries.outcomes import Outcome
 from novaseries.pep8job import tools
 from novaseries.pep8job.plan import PRE_COMMIT_RUN, plan, selected
-from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, canonical, output, pinned, tool_env,
+from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, canonical, pinned, proc_output, tool_env,
                                       tox_commands, tox_ini)
 from novaseries.util import HarnessError, git, say
 
@@ -41,7 +41,7 @@ def run_mypy(ctx, target, tree):
     proc = subprocess.run([str(pathlib.Path(venv, "bin", cmd[0])), "--cache-dir", str(cache),
                            *cmd[1:]], cwd=tree, env=tool_env(venv), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, errors="replace")
-    lines = output(proc).splitlines()
+    lines = proc_output(proc).splitlines()
     name = f"{label} (mypy {pinned(pins).get('mypy')}, {what})"
     say(f"[{label}] {time.monotonic() - start:.0f} s: {lines[-1] if lines else ''}")
     if proc.returncode:

@@ -97,7 +97,7 @@ def probe(venv, tree, files):
     return data["config"], data["tags"]
 
 
-def output(proc):
+def proc_output(proc):
     """A finished process's stdout then stderr, stripped."""
     return ((proc.stdout or "") + (proc.stderr or "")).strip()
 
@@ -108,7 +108,7 @@ def run_tool(venv, entry, args, files, cwd):
     proc = subprocess.run([str(pathlib.Path(venv, "bin", entry)), *args, *files], cwd=cwd,
                           env=tool_env(venv), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, errors="replace")
-    return proc.returncode == 0, output(proc).splitlines()
+    return proc.returncode == 0, proc_output(proc).splitlines()
 
 
 def tox_ini(tree):
