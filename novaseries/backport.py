@@ -26,12 +26,11 @@ import pathlib
 import re
 
 from novaseries import export
+from novaseries import lint
 from novaseries import quilt
 from novaseries import targets as targets_mod
 from novaseries.util import HarnessError, git
 
-#: A Change-Id footer line (the whole line).
-CHANGE_ID = re.compile(r"^Change-Id: (I[0-9a-f]{40})$", re.M)
 #: A ``git cherry-pick -x`` line (the whole line).
 CHERRY_PICKED = re.compile(r"^\(cherry picked from commit [0-9a-f]{40}\)$", re.M)
 #: ``git format-patch``'s signature at the end of a patch file.
@@ -78,7 +77,7 @@ def split(text):
 
 def message_change_id(head):
     """The Change-Id of a message's last paragraph (its footer), or None."""
-    found = CHANGE_ID.findall(head.rstrip().split("\n\n")[-1])
+    found = lint.CHANGE_ID.findall(head.rstrip().split("\n\n")[-1])
     return found[-1] if found else None
 
 
@@ -171,7 +170,7 @@ def find_merged(upstream, rev_range, change_ids):
     found = {}
     fields = out.split("\x00")
     for sha, body in zip(fields[0::2], fields[1::2]):
-        for cid in set(CHANGE_ID.findall(body)) & set(change_ids):
+        for cid in set(lint.CHANGE_ID.findall(body)) & set(change_ids):
             found.setdefault(cid, []).append(sha.strip())
     return found
 

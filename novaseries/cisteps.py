@@ -19,8 +19,8 @@
   scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
   against a real Ironic 39.0.0 per tree;
 * ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
-  packager ships (:func:`novaseries.pep8job.run_mypy`), once per release
-  (the hooks of the job run at every commit, in ``testrun.test_tree``).
+  packager ships (:func:`novaseries.pep8job.mypy_run.run_mypy`), once per
+  release (the hooks of the job run at every commit, in ``testrun.test_tree``).
 
 Each runs in the default mode of targets.toml ``[modes]``
 (:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
@@ -31,13 +31,14 @@ nova-compute in, within CI's time; ``ironic driver-tests --mode eventlet`` and
 import json
 import typing
 
-from novaseries import pep8job, testrun, venvs
+from novaseries import testrun, venvs
 from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.ironic import driver_tests
 from novaseries.outcomes import Outcome, unittest_outcome
+from novaseries.pep8job import mypy_run
 from novaseries.util import say
 
 
@@ -215,10 +216,10 @@ def main_job_real_step(ctx):
 def mypy_step(name):
     """The step function of mypy on target ``name``'s tree at HEAD (an
     ``-all`` target: its tree and the release's tool venv are then ready):
-    one Outcome (:func:`novaseries.pep8job.run_mypy`)."""
+    one Outcome (:func:`novaseries.pep8job.mypy_run.run_mypy`)."""
     def step(ctx):
         target = targets_mod.get(ctx, name)
-        return [pep8job.run_mypy(ctx, target, tree_mod.prepare(ctx, target))]
+        return [mypy_run.run_mypy(ctx, target, tree_mod.prepare(ctx, target))]
     return step
 
 
@@ -234,13 +235,14 @@ class Step(typing.NamedTuple):
     name: str
     #: ``func(ctx) -> [Outcome]`` (at least one; raising is a failure)
     func: typing.Callable
-    #: the targets the step is about: it waits for their jobs (their trees
-    #: and venvs are then ready); it is skipped when the project lacks one
-    #: of them, or when ``ci --target`` names none of them
+    #: the targets the step is about: its task waits for theirs
+    #: (:class:`novaseries.ci.Task`; their trees and venvs are then ready);
+    #: it is skipped when the project lacks one of them, or when ``ci
+    #: --target`` names none of them
     targets: tuple = ()
     #: the step mostly waits (on a real service's state changes) rather
-    #: than computes: it runs beside the ``--jobs`` others instead of
-    #: taking one of their places (:class:`novaseries.ci.Task`)
+    #: than computes: its task runs beside the ``ci --jobs`` tasks that
+    #: run at once instead of taking one of their places
     light: bool = False
 
 

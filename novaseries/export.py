@@ -169,19 +169,34 @@ def add_trailers(files, trailers):
         run(["git", "interpret-trailers", "--in-place", *args, str(path)], env=git_env())
 
 
+def warn_placeholders_left(left, known, cost=""):
+    """A warning for each bug placeholder of ``left`` (``{placeholder:
+    [patch name, ...]}``): the patches it is left in, ``cost`` (what
+    that costs, e.g. ``"no Bug: header for it; "``) and the ``--bug`` that
+    replaces it (``known``: ``{name: placeholder}`` of targets.toml
+    ``[bugs]``)."""
+    names = {v: k for k, v in (known or {}).items()}
+    for value, where in left.items():
+        option = (f"--bug {names[value]}=NUMBER" if value in names
+                  else "--bug NAME=NUMBER (it is not a placeholder of targets.toml [bugs])")
+        LOG.warning(f"warning: bug placeholder {value} left in {len(where)} patch(es) "
+                    f"({where[0]}{', ...' if len(where) > 1 else ''}): {cost}give its "
+                    f"number with {option}")
+
+
 def warn_placeholders(files, known):
     """A warning for each placeholder of ``known`` (``{name: placeholder}``,
     targets.toml ``[bugs]``) still in ``files`` once ``--bug`` replaced
     some: a submission with a number left out carries the placeholder
     in its file names, messages and reno links."""
     contents = {f.name: f.read_bytes() for f in files}
-    for name, placeholder in (known or {}).items():
+    left = {}
+    for placeholder in (known or {}).values():
         where = [n for n, data in contents.items()
                  if placeholder in n or placeholder.encode() in data]
         if where:
-            LOG.warning(f"warning: bug placeholder {placeholder} left in {len(where)} "
-                        f"patch(es) ({where[0]}{', ...' if len(where) > 1 else ''}): give "
-                        f"its number with --bug {name}=NUMBER")
+            left[placeholder] = where
+    warn_placeholders_left(left, known)
 
 
 def export(target, tree, out=None, bugs=None, signoff=False, trailers=(), author=None,

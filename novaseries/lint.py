@@ -12,8 +12,18 @@ import re
 
 SUMMARY_SOFT = 50
 MAX = 72
-CHANGE_ID = re.compile(r"^Change-Id: I[0-9a-f]{40}$")
-BUG = re.compile(r"^(Closes|Related|Partial)-Bug: #?[0-9A-Z]+$")
+#: A Gerrit Change-Id: ``I`` and 40 hex digits.
+CHANGE_ID_VALUE = r"I[0-9a-f]{40}"
+#: A ``Change-Id:`` footer line (group 1: its Change-Id).
+CHANGE_ID = re.compile(rf"^Change-Id: ({CHANGE_ID_VALUE})$", re.M)
+#: The keys of the bug footers (OpenStack's), a regex alternation.
+BUG_KEYS = r"(?:Closes|Related|Partial)-Bug"
+#: A bug footer as lint requires it: its key, one space, one bug number
+#: or placeholder (``#`` optional).
+BUG = re.compile(rf"^{BUG_KEYS}: #?[0-9A-Z]+$")
+#: A bug footer as read for its bugs (any case, any spacing; group 1: the
+#: comma- or space-separated values).
+BUG_FOOTER = re.compile(rf"^{BUG_KEYS}:[ \t]*(.*)$", re.M | re.I)
 
 
 def _long_line_allowed(line):

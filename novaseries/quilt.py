@@ -24,21 +24,15 @@ import secrets
 import shutil
 import tempfile
 
-from novaseries import export, sdist as sdist_mod, tree as tree_mod
+from novaseries import export, lint, sdist as sdist_mod, tree as tree_mod
 from novaseries.util import HarnessError, LOG, git, run, say
 
 #: Where a Launchpad bug number of a ``*-Bug:`` footer points.
 BUG_URL = "https://bugs.launchpad.net/nova/+bug/{}"
 
-#: The footers whose numbers become ``Bug:`` headers (OpenStack's).
-BUG_FOOTER = re.compile(r"^(?:Closes|Partial|Related)-Bug:[ \t]*(.*)$", re.M | re.I)
-
 #: The label of a release's own folder (``patches/<release>``): the
 #: teardown fix (patches/README.rst).
 RELEASE_FOLDER_LABEL = "teardown"
-
-#: A Gerrit Change-Id.
-CHANGE_ID = re.compile(r"I[0-9a-f]{40}")
 
 #: What the check runs for each patch (quilt's and dpkg-source's own way:
 #: no fuzz; no ``.orig`` file is left).
@@ -63,15 +57,16 @@ class FormatPatch:
     tail: bytes
 
 
-def read_format_patch(path):
-    """The :class:`FormatPatch` of the file at ``path``.
+def read_format_patch(path, data=None):
+    """The :class:`FormatPatch` of the file at ``path`` (``data``: its
+    bytes, when the caller has read them).
 
     :raises HarnessError: not a git format-patch file (headers, a blank
         line, the message, a ``---`` line, the diff), or one whose message
         is not 8-bit UTF-8.
     """
     path = pathlib.Path(path)
-    data = path.read_bytes()
+    data = path.read_bytes() if data is None else data
     head, sep, rest = data.partition(b"\n\n")
     headers = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(
         head + b"\n")
@@ -98,7 +93,7 @@ def read_format_patch(path):
     except (TypeError, ValueError):
         raise HarnessError(f"{path}: Date: {headers['Date']!r} is not a date") from None
     subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", str(headers["Subject"]))
-    change_ids = re.findall(r"^Change-Id:\s*(\S+)\s*$", body, re.M)
+    change_ids = lint.CHANGE_ID.findall(body)
     return FormatPatch(path, subject, body.rstrip(), author, date,
                        change_ids[-1] if change_ids else None, tail)
 
@@ -108,7 +103,7 @@ def bug_numbers(message):
     ``Related-Bug:`` footers, in order, once each, without ``#``: numbers
     or placeholders (``NNNNNNN``)."""
     found = []
-    for value in BUG_FOOTER.findall(message):
+    for value in lint.BUG_FOOTER.findall(message):
         found += [v.lstrip("#") for v in re.split(r"[,\s]+", value) if v.lstrip("#")]
     return list(dict.fromkeys(found))
 
@@ -185,7 +180,7 @@ def parse_forwarded(values):
     mapping = {}
     for value in values or ():
         change, sep, url = value.partition("=")
-        if not sep or not CHANGE_ID.fullmatch(change) or \
+        if not sep or not re.fullmatch(lint.CHANGE_ID_VALUE, change) or \
                 not re.fullmatch(r"https?://\S+", url):
             raise HarnessError(f"--forwarded {value!r}: expected CHANGE-ID=URL (a Change-Id, "
                                "I and 40 hex digits; an http(s) URL: its Gerrit review)")
@@ -218,8 +213,8 @@ def build(root, stack, bugs=None, forwarded=None, known=None):
         label = folder_label(root, folder, stack.release)
         for path in patches:
             number += 1
-            patch = read_format_patch(path)
             raw = path.read_bytes()
+            patch = read_format_patch(path, raw)
             used |= {v for v in (bugs or {}) if v.encode() in raw or v in path.name}
             change_ids.add(patch.change_id)
             data, placeholders = dep3(patch, bugs, forwarded)
@@ -237,12 +232,7 @@ def build(root, stack, bugs=None, forwarded=None, known=None):
     for value in sorted(set(bugs or {}) - used):
         LOG.warning(f"warning: --bug {names.get(value, value)}=...: no patch of "
                     f"{stack.release}'s stack carries {value} (that bug's fix is not in it)")
-    for value, where in left.items():
-        option = (f"--bug {names[value]}=NUMBER" if value in names
-                  else "--bug NAME=NUMBER (it is not a placeholder of targets.toml [bugs])")
-        LOG.warning(f"warning: bug placeholder {value} left in {len(where)} patch(es) "
-                    f"({where[0]}{', ...' if len(where) > 1 else ''}): no Bug: header for it; "
-                    f"give its number with {option}")
+    export.warn_placeholders_left(left, known, cost="no Bug: header for it; ")
     for name, path in empty:
         LOG.warning(f"warning: {name} creates the empty file {path}, which a 3.0 "
                     "(quilt) package lacks (dpkg-source applies patches with patch -E): "

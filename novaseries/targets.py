@@ -13,6 +13,7 @@ import pathlib
 import re
 import tomllib
 
+from novaseries.requires import not_stacked_on
 from novaseries.util import HarnessError
 
 TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
@@ -857,9 +858,8 @@ def packaged_stack(ctx, release, path=None):
                            "apply whole folders")
     missing = requirements_missing(ctx, target, path)
     if missing:
-        raise HarnessError(f"release {release}: target {target.name}'s {target.patches} "
-                           "requires " + ", ".join(f"{n} ({f})" for n, f in missing)
-                           + ", which it does not stack on")
+        raise HarnessError(not_stacked_on(f"release {release}: target {target.name}'s "
+                                          f"{target.patches}", missing))
     return PackagedStack(release, target, (*target.below, target.patches))
 
 

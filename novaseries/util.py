@@ -57,7 +57,7 @@ class Context:
         Environment: NOVASERIES_ROOT, NOVASERIES_BUILD, NOVASERIES_SDIST_CACHE.
         """
         root = pathlib.Path(root or os.environ.get("NOVASERIES_ROOT") or find_root())
-        build = pathlib.Path(build or os.environ.get("NOVASERIES_BUILD") or root / "build")
+        build = build_dir(root, build)
         cache = pathlib.Path(sdist_cache or os.environ.get("NOVASERIES_SDIST_CACHE")
                              or build / "sdists")
         return cls(root.resolve(), build.resolve(), cache.resolve())
@@ -67,8 +67,8 @@ class Context:
         return self.build / "trees" / target
 
     def venv(self, target):
-        """Per-target virtualenv: ``build/venvs/<target>``."""
-        return self.build / "venvs" / target
+        """Per-target virtualenv: ``build/venvs/<target>`` (:func:`venv_dir`)."""
+        return venv_dir(self.build, target)
 
     def results(self, target):
         """Where test logs and subunit streams go: ``build/results/<target>``."""
@@ -253,13 +253,47 @@ def file_lock(path, what):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marker=None,
-               what="venv"):
+def build_dir(root, build=None):
+    """The scratch directory: ``build`` if given, else ``$NOVASERIES_BUILD``,
+    else ``<root>/build`` (``root``: the project checkout)."""
+    return pathlib.Path(build or os.environ.get("NOVASERIES_BUILD")
+                        or pathlib.Path(root) / "build")
+
+
+def venv_dir(build, name):
+    """Where the venv ``name`` lives: ``<build>/venvs/<name>``."""
+    return pathlib.Path(build) / "venvs" / name
+
+
+#: The file in a venv holding its recipe stamp (:func:`recipe_digest`).
+RECIPE_MARKER = "novaseries-recipe.sha256"
+
+
+def recipe_digest(pins, *parts):
+    """The recipe stamp of a venv built from the pins file ``pins``, which
+    :func:`build_venv` compares with the one the venv was made with: the
+    sha256 of the file's bytes, then of each of ``parts`` (str: the
+    caller's recipe version, the interpreter's identity
+    (:func:`interpreter_identity`), ...), each after a NUL byte.
+
+    The one place every venv's stamp is composed (Nova's test venvs, the
+    pep8 tool venvs, the Ironic venvs); here because the Ironic venvs'
+    module (:mod:`novaseries.ironic.venv`, imported in Nova's venv too)
+    may import nothing of the harness but this module and
+    :mod:`novaseries.procs`.
+    """
+    digest = hashlib.sha256(pathlib.Path(pins).read_bytes())
+    for part in parts:
+        digest.update(b"\0" + part.encode())
+    return digest.hexdigest()
+
+
+def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", what="venv"):
     """Create or reuse the virtualenv ``venv`` -- the one venv builder of
     the harness (Nova test venvs, the Ironic venvs).
 
-    Reused as it is while the marker file holds ``digest`` (what the venv
-    is made of: pins, interpreter identity, ...); otherwise removed and
+    Reused as it is while ``<venv>/``:data:`RECIPE_MARKER` holds ``digest``
+    (what the venv is made of: :func:`recipe_digest`); otherwise removed and
     made again: ``python -m venv`` from ``interpreter``, or for Python 2.7
     ``virtualenv`` (``tool="virtualenv"``, in the harness's environment:
     ``pip install -e '.[py27]'``), then each of ``installs`` (argument lists
@@ -273,7 +307,6 @@ def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marke
     ``<venv>.lock`` (:func:`file_lock`) while it checks and builds: a
     second command that needs the same venv waits, then reuses it.
 
-    :param marker: the marker file (default ``<venv>/novaseries-recipe.sha256``).
     :returns: ``(venv, seconds spent)``; 0 when reused.
     :raises HarnessError: virtualenv missing, or a command failed (with the
         tail of ``log_path``).
@@ -281,7 +314,7 @@ def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", marke
     venv = pathlib.Path(venv)
     with file_lock(venv.parent / f"{venv.name}.lock", f"{what} {venv.name}"):
         return _build_venv(venv, interpreter, installs, digest, log_path, tool,
-                           pathlib.Path(marker or venv / "novaseries-recipe.sha256"), what)
+                           venv / RECIPE_MARKER, what)
 
 
 def _build_venv(venv, interpreter, installs, digest, log_path, tool, marker, what):

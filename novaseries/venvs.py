@@ -8,19 +8,17 @@ while a digest of its recipe (pins file, Nova version, interpreter, pip
 arguments) is unchanged.
 """
 
-import hashlib
 import os
 import pathlib
 import subprocess
 
 from novaseries import sdist as sdist_mod
 from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
-                             interpreter_identity)
+                             interpreter_identity, recipe_digest)
 
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
 RECIPE = "2"
-MARKER = "novaseries-recipe.sha256"
 
 
 def _recipe_digest(target, identity):
@@ -29,12 +27,8 @@ def _recipe_digest(target, identity):
     machine: :func:`~novaseries.util.interpreter_identity`), not its path,
     so that a venv made by ``.ci/run`` (harness venv's Python) is reused by
     ``python3 -m novaseries`` (the system's) and the other way round."""
-    digest = hashlib.sha256()
-    digest.update(target.pins.read_bytes())
-    for part in (RECIPE, target.version, target.sha256, target.interpreter,
-                 identity, target.venv_tool, *target.pip_args):
-        digest.update(b"\0" + part.encode())
-    return digest.hexdigest()
+    return recipe_digest(target.pins, RECIPE, target.version, target.sha256,
+                         target.interpreter, identity, target.venv_tool, *target.pip_args)
 
 
 def ensure_venv(ctx, target):
@@ -55,7 +49,7 @@ def ensure_venv(ctx, target):
     return build_venv(venv, interpreter, installs,
                       _recipe_digest(target, interpreter_identity(interpreter)),
                       ctx.results(target.name) / "venv-install.log",
-                      tool=target.venv_tool, marker=venv / MARKER)
+                      tool=target.venv_tool)
 
 
 def test_env(target, venv, tree):

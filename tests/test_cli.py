@@ -243,13 +243,11 @@ class CommandsTest(unittest.TestCase):
         listed = re.findall(r"^    ([a-z-]+) +\S", proc.stdout, re.M)
         self.assertEqual(self.COMMANDS, listed)
 
-    def test_ironic_actions_parse_as_before(self):
+    def test_ironic_actions_parse(self):
         parser = self.parser()
         args = parser.parse_args(["ironic", "driver-tests", "--pike"])
         self.assertEqual(("driver-tests", True, "threading", "auto"),
                          (args.action, args.pike, args.mode, args.expect))
-        # the old name still parses (run() maps it to driver-tests)
-        self.assertEqual("selftest", parser.parse_args(["ironic", "selftest"]).action)
         args = parser.parse_args(["ironic", "start", "--pike", "--port", "6385"])
         self.assertEqual(("start", True, 6385, 0),
                          (args.action, args.pike, args.port, args.fake_delays))
@@ -412,7 +410,7 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
         self.assertIn("ironic start --pike does not take --fake-delays",
                       self._refused("ironic", "start", "--pike", "--fake-delays", "2"))
         self.assertIn("ironic driver-tests --pike does not take -k",
-                      self._refused("ironic", "selftest", "--pike", "-k", "x"))  # by its old name
+                      self._refused("ironic", "driver-tests", "--pike", "-k", "x"))
         self.assertIn("ironic driver-tests --pike does not take --tree, --expect",
                       self._refused("ironic", "driver-tests", "--pike", "--tree", "t",
                                     "--expect", "bug"))

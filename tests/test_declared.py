@@ -233,8 +233,9 @@ class ExportRefusesTest(helpers.ProjectTestCase):
         (self.root / "patches" / "top" / "fake" / "series").write_text("")
         proc = self.cli("export", "fake-top", "--tree", str(self.tmp / "no-tree"))
         self.assertEqual(1, proc.returncode, proc.stderr)
-        self.assertIn("requires base", proc.stderr)
-        self.assertIn("refusing to export", proc.stderr)
+        self.assertIn(f"target fake-top: {self.root / 'patches' / 'top' / 'fake'} requires base "
+                      f"({self.root / 'patches' / 'fake'}), which the target does not stack "
+                      "on; refusing to export", proc.stderr)
 
 
 class ProjectFileTest(unittest.TestCase):

@@ -1,6 +1,6 @@
 """novaseries.pep8job: the checks of each release's pep8 job.
 
-Most tests run the module's real logic (hook selection, the scratch copy
+Most tests run the package's real logic (hook selection, the scratch copy
 of the fixers, the drift guard, the JSON and mypy commands) against stub
 tools: small Python scripts in a throw-away tool venv that act as the
 real ones would on what the tests plant (and record how they were
@@ -23,6 +23,7 @@ import unittest
 from unittest import mock
 
 from novaseries import flake8_run, pep8job, selecting, testrun, util, venvs
+from novaseries.pep8job import legacy, mypy_run, plan as pep8_plan, tools
 from novaseries.outcomes import Outcome
 from tests import helpers
 
@@ -154,8 +155,8 @@ class Pep8Case(helpers.ProjectTestCase):
         util.git(self.tree, "tag", "base")
         self.venvs = {name: make_venv(self.tmp / "venvs" / name)
                       for name in ("pep8-fake", "hacking-8.0.0")}
-        self.patch(pep8job, "tool_venv", lambda ctx, name: self.venvs[name])
-        self.patch(pep8job, "probe", self.fake_probe)
+        self.patch(tools, "tool_venv", lambda ctx, name: self.venvs[name])
+        self.patch(tools, "probe", self.fake_probe)
 
     def patch(self, target, name, value):
         patcher = mock.patch.object(target, name, value)
@@ -269,7 +270,7 @@ class HooksTest(Pep8Case):
     def test_a_tool_that_will_not_install_is_a_failed_outcome(self):
         def broken(ctx, name):
             raise util.HarnessError("venv install failed: pip said no")
-        self.patch(pep8job, "tool_venv", broken)
+        self.patch(tools, "tool_venv", broken)
         self.commit({"nova/a.py": '"""A."""\n'})
         outcome = self.run_at()
         self.assertEqual((1, "fake pep8 job"), (outcome.failed, outcome.name))
@@ -297,9 +298,9 @@ class MypyHookTest(Pep8Case):
         self.commit({"nova/compute/manager.py": "x = 1\n", "nova/pci/a.py": "y = 1\n",
                      "nova/pci/README.rst": "pci\n", "nova/compute/api.py": "z = 1\n"})
         (self.tree / "tox.ini").write_text(TOX.replace(
-            "commands =\n  mypy\n", f"commands =\n  {pep8job.MYPY_HOOK}\n"))
+            "commands =\n  mypy\n", f"commands =\n  {mypy_run.MYPY_HOOK}\n"))
         self.commit({})
-        outcome = pep8job.run_mypy(self.ctx, self.target, self.tree)
+        outcome = mypy_run.run_mypy(self.ctx, self.target, self.tree)
         self.assertEqual(1, outcome.passed, outcome)
         self.assertIn("mypy 1.15.0, the .pre-commit-config.yaml hook v1.15.0, 2 files",
                       outcome.name)
@@ -315,7 +316,7 @@ class MypyToxTest(Pep8Case):
 
     def test_mypy_errors_fail_with_their_lines(self):
         self.commit({"nova/a.py": "x: int = 'no'  # type-error\n"})
-        outcome = pep8job.run_mypy(self.ctx, self.target, self.tree)
+        outcome = mypy_run.run_mypy(self.ctx, self.target, self.tree)
         self.assertEqual(1, outcome.failed)
         self.assertIn("tox.ini [testenv:mypy]", outcome.name)
         self.assertIn("nova/a.py:1: mypy found # type-error", self.log.getvalue())
@@ -324,19 +325,19 @@ class MypyToxTest(Pep8Case):
         self.assertEqual("", util.git(self.tree, "status", "--porcelain"))
 
     def test_clean(self):
-        self.assertEqual(1, pep8job.run_mypy(self.ctx, self.target, self.tree).passed)
+        self.assertEqual(1, mypy_run.run_mypy(self.ctx, self.target, self.tree).passed)
 
     def test_a_dependency_the_pins_lack(self):
         (self.tree / "tox.ini").write_text(TOX.replace("  types-paramiko\n",
                                                        "  types-paramiko\n  types-six\n"))
-        outcome = pep8job.run_mypy(self.ctx, self.target, self.tree)
+        outcome = mypy_run.run_mypy(self.ctx, self.target, self.tree)
         self.assertEqual(1, outcome.failed)
         self.assertIn("types-six, which pep8-fake.txt does not pin", outcome.note)
 
     def test_another_command(self):
         (self.tree / "tox.ini").write_text(TOX.replace("commands =\n  mypy\n",
                                                        "commands =\n  mypy --strict\n"))
-        outcome = pep8job.run_mypy(self.ctx, self.target, self.tree)
+        outcome = mypy_run.run_mypy(self.ctx, self.target, self.tree)
         self.assertEqual(1, outcome.failed)
         self.assertIn("mypy --strict", outcome.note)
 
@@ -346,7 +347,7 @@ class DriftTest(Pep8Case):
     do not: the check fails, naming the difference."""
 
     def problems(self, config):
-        return pep8job.plan(self.ctx, self.target, config).problems
+        return pep8_plan.plan(self.ctx, self.target, config).problems
 
     def edited(self, url, **changes):
         config = json.loads(json.dumps(CONFIG))
@@ -357,8 +358,14 @@ class DriftTest(Pep8Case):
             repo["hooks"] = hooks
         return config
 
+    def test_declared_kinds(self):
+        """The declared hooks run in the kinds HOOK_KINDS names, each kind
+        by at least one."""
+        kinds = {hook.kind for repo in pep8_plan.REPOS.values() for hook in repo.hooks.values()}
+        self.assertEqual(set(pep8_plan.HOOK_KINDS), kinds)
+
     def test_the_config_as_declared(self):
-        job = pep8job.plan(self.ctx, self.target, CONFIG)
+        job = pep8_plan.plan(self.ctx, self.target, CONFIG)
         self.assertEqual([], job.problems)
         self.assertEqual(["trailing-whitespace", "mixed-line-ending", "check-added-large-files",
                           "check-docstring-first", "remove-tabs", "autopep8", "hacking",
@@ -383,7 +390,7 @@ class DriftTest(Pep8Case):
                           f"repo {PRE_COMMIT_HOOKS} v6.0.0: hook 'check-byte-order-marker' is "
                           "not declared",
                           "repo https://github.com/psf/black (1.0) is not declared in "
-                          "novaseries/pep8job.py REPOS"], self.problems(config))
+                          "novaseries/pep8job/plan.py REPOS"], self.problems(config))
 
     def test_keys_not_handled(self):
         config = self.edited(CODESPELL, hooks=[{"id": "codespell", "stages": ["manual"]}])
@@ -436,19 +443,19 @@ class SelectedTest(unittest.TestCase):
     regexes), types (all), types_or (any), exclude_types (none)."""
 
     def test_filters(self):
-        top = pep8job.Plan(files="", exclude="^vendor/")
-        hook = pep8job.Hook("x", files="^nova/", exclude=r"_states\.py$", types=("text",),
-                            types_or=("python", "pyi"), exclude_types=("executable",))
+        top = pep8_plan.Plan(files="", exclude="^vendor/")
+        hook = pep8_plan.Hook("x", files="^nova/", exclude=r"_states\.py$", types=("text",),
+                              types_or=("python", "pyi"), exclude_types=("executable",))
         py = ("file", "text", "python", "non-executable")
-        self.assertTrue(pep8job.selected("nova/a.py", py, top, hook))
-        self.assertFalse(pep8job.selected("doc/a.py", py, top, hook))
-        self.assertFalse(pep8job.selected("nova/ironic_states.py", py, top, hook))
-        self.assertFalse(pep8job.selected("nova/a.rst", ("file", "text", "rst"), top, hook))
-        self.assertFalse(pep8job.selected("nova/a.py", ("file", "python"), top, hook))
-        self.assertFalse(pep8job.selected("nova/a.py", py + ("executable",), top, hook))
-        self.assertFalse(pep8job.selected("vendor/nova/a.py", py,
-                                          pep8job.Plan(exclude="^vendor/"),
-                                          pep8job.Hook("x")))
+        self.assertTrue(pep8_plan.selected("nova/a.py", py, top, hook))
+        self.assertFalse(pep8_plan.selected("doc/a.py", py, top, hook))
+        self.assertFalse(pep8_plan.selected("nova/ironic_states.py", py, top, hook))
+        self.assertFalse(pep8_plan.selected("nova/a.rst", ("file", "text", "rst"), top, hook))
+        self.assertFalse(pep8_plan.selected("nova/a.py", ("file", "python"), top, hook))
+        self.assertFalse(pep8_plan.selected("nova/a.py", py + ("executable",), top, hook))
+        self.assertFalse(pep8_plan.selected("vendor/nova/a.py", py,
+                                            pep8_plan.Plan(exclude="^vendor/"),
+                                            pep8_plan.Hook("x")))
 
 
 class LegacyTest(helpers.ProjectTestCase):
@@ -460,7 +467,7 @@ class LegacyTest(helpers.ProjectTestCase):
         self.tree = self.tmp / "tree"
         (self.tree / "doc").mkdir(parents=True)
         util.git(self.tree, "init", "-q")
-        commands = "\n  ".join(pep8job.LEGACY_PEP8)
+        commands = "\n  ".join(legacy.LEGACY_PEP8)
         self.tox = f"[testenv:pep8]\ncommands =\n  {commands}\n  # a comment\n"
         helpers.commit(self.tree, {"tox.ini": self.tox}, "base")
         util.git(self.tree, "tag", "base")
@@ -530,7 +537,7 @@ def _real_venv(test, name):
     ``test`` (its build lock, so that no harness run rebuilds it
     meanwhile), or None when it is not made or is being made."""
     venv = helpers.REPO / "build" / "venvs" / name
-    if not (venv / "novaseries-recipe.sha256").is_file():
+    if not (venv / util.RECIPE_MARKER).is_file():
         return None
     handle = open(venv.parent / f"{name}.lock", "a+")
     test.addCleanup(handle.close)
@@ -538,7 +545,7 @@ def _real_venv(test, name):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return None
-    return venv if (venv / "novaseries-recipe.sha256").is_file() else None
+    return venv if (venv / util.RECIPE_MARKER).is_file() else None
 
 
 def _committed(tree, names, rev="base"):
@@ -576,7 +583,7 @@ class RealToolsTest(helpers.ProjectTestCase):
                           "its first pep8 check)")
         shutil.copy(helpers.REPO / "pins" / "pep8-master.txt",
                     self.root / "pins" / "pep8-fake.txt")
-        patcher = mock.patch.object(pep8job, "tool_venv", lambda ctx, name: self.venv)
+        patcher = mock.patch.object(tools, "tool_venv", lambda ctx, name: self.venv)
         patcher.start()
         self.addCleanup(patcher.stop)
         self.tree = self.tmp / "tree"
@@ -621,10 +628,10 @@ class RealToolsTest(helpers.ProjectTestCase):
                          self.failed_hooks({"nova/a.py": 'x = 1\n"""A."""\n'}))
 
     def test_mypy(self):
-        self.assertEqual(1, pep8job.run_mypy(self.ctx, self.target, self.tree).passed)
+        self.assertEqual(1, mypy_run.run_mypy(self.ctx, self.target, self.tree).passed)
         helpers.commit(self.tree, {"nova/typed.py": "def f() -> int:\n    return 'one'\n"},
                        "wrong")
-        outcome = pep8job.run_mypy(self.ctx, self.target, self.tree)
+        outcome = mypy_run.run_mypy(self.ctx, self.target, self.tree)
         self.assertEqual(1, outcome.failed)
         self.assertIn("nova/typed.py:2:", self.log.getvalue())
 
@@ -644,15 +651,15 @@ class PreparedTreesTest(unittest.TestCase):
         for name, venv_name in self.TREES.items():
             venv = _real_venv(self, venv_name)
             copy = ctx.tree(name).is_dir() and venv and _committed(
-                ctx.tree(name), [pep8job.CONFIG, "tox.ini"])
+                ctx.tree(name), [tools.CONFIG, "tox.ini"])
             if not copy:
                 continue
             self.addCleanup(shutil.rmtree, copy)
             with self.subTest(release=name):
                 target = mock.Mock(venv=name, release=name)
-                config, _ = pep8job.probe(venv, copy, [])
-                self.assertEqual([], pep8job.plan(ctx, target, config).problems)
-                self.assertEqual([], pep8job._tox_problems(copy))
+                config, _ = tools.probe(venv, copy, [])
+                self.assertEqual([], pep8_plan.plan(ctx, target, config).problems)
+                self.assertEqual([], pep8_plan.tox_problems(copy))
                 checked.append(name)
         if not checked:
             self.skipTest("no release's tree and tool venv made yet")
@@ -663,9 +670,9 @@ class PreparedTreesTest(unittest.TestCase):
         if not copy:
             self.skipTest("pike's tree not prepared yet")
         self.addCleanup(shutil.rmtree, copy)
-        self.assertEqual("", util.git(tree, "ls-tree", "base", pep8job.CONFIG))
-        self.assertEqual([" ".join(c.split()) for c in pep8job.LEGACY_PEP8],
-                         pep8job.tox_commands(copy, "pep8"))
+        self.assertEqual("", util.git(tree, "ls-tree", "base", tools.CONFIG))
+        self.assertEqual([" ".join(c.split()) for c in legacy.LEGACY_PEP8],
+                         tools.tox_commands(copy, "pep8"))
 
 
 if __name__ == "__main__":

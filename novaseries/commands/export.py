@@ -10,6 +10,7 @@ series kept in patches/.
 
 from novaseries import export, targets as targets_mod
 from novaseries.commands import common
+from novaseries.requires import not_stacked_on
 from novaseries.util import HarnessError, say
 
 HELP = "write the tree's commits since base to patches/TARGET and its series"
@@ -36,9 +37,8 @@ def run(ctx, args):
     missing = targets_mod.requirements_missing(ctx, target)
     if missing:
         raise HarnessError(
-            f"target {target.name}: {target.patches} requires "
-            + ", ".join(f"{name} ({folder})" for name, folder in missing)
-            + ", which the target does not stack on; refusing to export",
+            not_stacked_on(f"target {target.name}: {target.patches}", missing, "the target")
+            + "; refusing to export",
             "targets.toml [changes] declares what each change requires; stack the "
             "target on it (its change's `on`, or stack = true).")
     known = targets_mod.placeholders(ctx)

@@ -18,9 +18,8 @@
 
 Each action takes only its own options (argparse refuses the others);
 ``driver-tests --pike`` takes none of driver-tests' other options and
-``start --pike`` no ``--fake-delays`` (HarnessError); ``selftest`` is
-driver-tests' old name, still accepted.  ``driver-tests --mode`` is one
-of targets.toml ``[modes]`` (default: its default mode,
+``start --pike`` no ``--fake-delays`` (HarnessError).  ``driver-tests
+--mode`` is one of targets.toml ``[modes]`` (default: its default mode,
 :func:`novaseries.targets.default_modes`).  The main CLI's
 ``--build-dir`` says where venvs and run directories go.  A
 RealIronicError (venv, RabbitMQ or Ironic could not be set up) is a
@@ -64,10 +63,10 @@ def add_arguments(parser, ctx):
                        help="[fake] power_delay/boot_delay")
     sub.add_parser("sweep", help="kill the Ironics and image servers that killed test runs "
                    "left behind")
-    tests = sub.add_parser("driver-tests", aliases=["selftest"],
+    tests = sub.add_parser("driver-tests",
                            help="Nova's ironic driver tests (contract, end to end; "
                            "novaseries/nova_side/driver_tests) in Nova's venv against a "
-                           "real Ironic (selftest: the old name)")
+                           "real Ironic")
     _pike(tests)
     tests.add_argument("--tree", help="a Nova tree with the series (default: "
                        "$REALIRONIC_NOVA_TREE or build/trees/master)")
@@ -192,14 +191,11 @@ def _hang_probe(ctx, args):
 #: What each action runs: ``func(ctx, args) -> exit status``.
 _RUN = {"install": _install, "start": _start, "sweep": _sweep, "driver-tests": _driver_tests,
         "hang-probe": _hang_probe}
-#: Old action names -> their names now.
-_ALIASES = {"selftest": "driver-tests"}
 
 
 def run(ctx, args):
     """Run ``args.action``; returns the exit status (driver-tests: the test
     run's)."""
-    args.action = _ALIASES.get(args.action, args.action)
     _refuse_pike_options(ctx, args)
     try:
         return _RUN[args.action](ctx, args)

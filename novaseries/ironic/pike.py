@@ -135,7 +135,7 @@ def pins_file(root=None):
 
 def venv_dir(build=None):
     """``build/venvs/ironic-pike``."""
-    return pathlib.Path(build or default_build()) / "venvs" / "ironic-pike"
+    return util.venv_dir(build or default_build(), "ironic-pike")
 
 
 def missing_tools():

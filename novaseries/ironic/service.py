@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from novaseries import procs
+from novaseries import procs, util
 from novaseries.ironic.venv import base_python, default_build, pinned_venv, project_root
 
 LOG = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def pins_file(root=None):
 
 def venv_dir(build=None):
     """Where the Ironic virtualenv lives (``build/venvs/ironic``)."""
-    return pathlib.Path(build or default_build()) / "venvs" / "ironic"
+    return util.venv_dir(build or default_build(), "ironic")
 
 
 #: Bump when the Ironic venv's install recipe changes, to rebuild it.

@@ -14,7 +14,6 @@ Nova's test venv as well.  The lowest module of :mod:`novaseries.ironic`: it
 imports none of the others.
 """
 
-import hashlib
 import os
 import pathlib
 import shutil
@@ -30,8 +29,9 @@ def project_root():
 
 
 def default_build():
-    """Scratch directory: ``$NOVASERIES_BUILD`` or ``<root>/build``."""
-    return pathlib.Path(os.environ.get("NOVASERIES_BUILD", _ROOT / "build"))
+    """Scratch directory: ``$NOVASERIES_BUILD`` or ``<root>/build``
+    (:func:`novaseries.util.build_dir`)."""
+    return util.build_dir(_ROOT)
 
 
 def base_python(python=None):
@@ -55,8 +55,8 @@ def base_python(python=None):
 def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
     """An Ironic venv: ``pip install -q <pip_args> -r <pins>`` into ``venv``
     made from ``python()`` (``novaseries.util.build_venv``, which locks
-    and reuses it while the sha256 of the pins, ``recipe`` and the
-    interpreter's identity are unchanged).
+    and reuses it while its stamp, :func:`novaseries.util.recipe_digest`
+    of the pins, ``recipe`` and the interpreter's identity, is unchanged).
 
     :param python: a function returning the interpreter (it may raise).
     :returns: the venv path.
@@ -65,8 +65,7 @@ def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv
     """
     try:
         interpreter = python()
-        digest = hashlib.sha256(pins.read_bytes() + b"\0" + recipe.encode() + b"\0" +
-                                util.interpreter_identity(interpreter).encode()).hexdigest()
+        digest = util.recipe_digest(pins, recipe, util.interpreter_identity(interpreter))
         util.build_venv(venv, interpreter, [["-q", *pip_args, "-r", pins]], digest,
                         log_path, tool=tool, what=what)
     except util.HarnessError as exc:

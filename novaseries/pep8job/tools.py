@@ -1,0 +1,129 @@
+"""The pep8 job's tools: their venvs (one per release, one per hacking
+version, from ``pins/``), their environment, the tree's config and tox.ini
+as read, and a tool's run."""
+
+import configparser
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+from novaseries.util import (HarnessError, build_venv, find_interpreter, git_env,
+                             interpreter_identity, recipe_digest)
+
+#: The tree's pre-commit config.
+CONFIG = ".pre-commit-config.yaml"
+#: The tool venvs' interpreter (pre-commit's own Python in the job).
+TOOL_INTERPRETER = "python3.11"
+#: Bump when the tool venvs' recipe changes, to rebuild them.
+RECIPE = "1"
+#: Output lines of a failed tool shown in the log (a multiple of it for
+#: some: see the callers).
+SHOW_LINES = 40
+
+
+def canonical(name):
+    """A distribution name as pip compares it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pinned(path):
+    """``{canonical name: version}`` of a pins file's ``name==version``
+    lines."""
+    found = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
+        if match:
+            found[canonical(match.group(1))] = match.group(2)
+    return found
+
+
+def tool_env(venv):
+    """The environment of a tool of ``venv``: no user or system git
+    configuration (:func:`~novaseries.util.git_env`), UTF-8, the venv
+    first on PATH, no PYTHONPATH."""
+    env = git_env()
+    for key in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+        env.pop(key, None)
+    env.update(LC_ALL="C.UTF-8", LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1")
+    if venv is not None:
+        env["PATH"] = f"{venv}/bin{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(venv)
+    return env
+
+
+def pins_file(ctx, name):
+    """The pins of the tool venv ``name``: ``pins/<name>.txt``."""
+    return ctx.root / "pins" / f"{name}.txt"
+
+
+def tool_venv(ctx, name):
+    """Create or reuse ``build/venvs/NAME`` from ``pins/NAME.txt`` with
+    :data:`TOOL_INTERPRETER` (reused while its stamp,
+    :func:`~novaseries.util.recipe_digest` of the pins, :data:`RECIPE` and
+    the interpreter's identity, is unchanged); its path.
+
+    :raises HarnessError: the pins file is missing, no interpreter, or the
+        venv does not install.
+    """
+    pins = pins_file(ctx, name)
+    if not pins.is_file():
+        raise HarnessError(f"pins file {pins} is missing")
+    interpreter = find_interpreter(TOOL_INTERPRETER)
+    digest = recipe_digest(pins, RECIPE, interpreter_identity(interpreter))
+    venv, _ = build_venv(ctx.venv(name), interpreter, [["-r", pins]], digest,
+                         ctx.results(name) / "venv-install.log", what="pep8 tools")
+    return venv
+
+
+def probe(venv, tree, files):
+    """``(config, {path: tags})``: the tree's parsed config and the
+    identify tags of ``files``, read in the tool venv
+    (:mod:`novaseries.nova_side.pep8probe`, from the checkout this module is in).
+
+    :raises HarnessError: the probe failed (the config does not parse).
+    """
+    env = tool_env(venv)
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[2])
+    proc = subprocess.run([str(pathlib.Path(venv, "bin", "python")), "-m",
+                           "novaseries.nova_side.pep8probe"], cwd=tree, env=env, text=True,
+                          input=json.dumps({"config": CONFIG, "files": list(files)}),
+                          capture_output=True)
+    if proc.returncode:
+        raise HarnessError(f"cannot read {tree}/{CONFIG} (novaseries.nova_side.pep8probe exited "
+                           f"{proc.returncode})", proc.stderr[-2000:])
+    data = json.loads(proc.stdout)
+    return data["config"], data["tags"]
+
+
+def proc_output(proc):
+    """A finished process's stdout then stderr, stripped."""
+    return ((proc.stdout or "") + (proc.stderr or "")).strip()
+
+
+def run_tool(venv, entry, args, files, cwd):
+    """Run ``entry`` of ``venv`` with ``args`` and ``files`` in ``cwd``;
+    ``(ok, output lines)``."""
+    proc = subprocess.run([str(pathlib.Path(venv, "bin", entry)), *args, *files], cwd=cwd,
+                          env=tool_env(venv), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, errors="replace")
+    return proc.returncode == 0, proc_output(proc).splitlines()
+
+
+def tox_ini(tree):
+    """The tree's tox.ini, parsed (no interpolation)."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.read(pathlib.Path(tree, "tox.ini"), encoding="utf-8")
+    return parser
+
+
+def tox_commands(tree, env):
+    """The commands of tox.ini's ``[testenv:ENV]`` (one per line, comments
+    dropped), or None when it has no such env."""
+    parser = tox_ini(tree)
+    section = f"testenv:{env}"
+    if not parser.has_section(section) or "commands" not in parser[section]:
+        return None
+    return [" ".join(line.split()) for line in parser[section]["commands"].splitlines()
+            if line.strip()]
