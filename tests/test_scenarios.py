@@ -27,11 +27,11 @@ OTHER = '33333333-3333-4333-8333-333333333333'
 IMAGE = '66666666-6666-4666-8666-666666666666'
 PLAYER_DIR = helpers.REPO / 'novaseries' / 'nova_side' / 'player'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'play_fake', 'play_kinds',
-                                           'play_record', 'play_real',
-                                           'play_bench', 'watch')]
+PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'scenario_test', 'play_fake',
+                                           'play_kinds', 'play_record',
+                                           'play_real', 'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
-PLAY_FAKE = PLAYER_DIR / 'play_fake.py'
+SCENARIO_TEST = PLAYER_DIR / 'scenario_test.py'
 PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
 #: The modules of the table's checks: {module name: path}.
 CHECKS = {f'novaseries.scenarios.{m}': helpers.REPO / 'novaseries' / 'scenarios' / f'{m}.py'
@@ -130,11 +130,11 @@ class TableTest(unittest.TestCase):
                         self.assertIn(name, allowed, path)
 
     def test_player_dispatches_through_the_tables(self):
-        # play_fake imports Nova: read it.  KIND_PLAYERS names a method of
+        # scenario_test imports Nova: read it.  KIND_PLAYERS names a method of
         # ScenarioTest for every kind of the table, ACTION_PLAYERS one
         # (_act_<action>) for every action, and _act and _run dispatch
         # through them (no if/elif on a kind or an action left).
-        source = PLAY_FAKE.read_text()
+        source = SCENARIO_TEST.read_text()
         kinds = ast.parse(PLAY_KINDS.read_text())
         methods = {n.name for tree, name in ((ast.parse(source), 'ScenarioTest'),
                                              (kinds, 'KindPlayers'))
@@ -191,7 +191,8 @@ class TableTest(unittest.TestCase):
         """Every key the player writes and every key a check reads is in
         table.OBSERVATION."""
         player = ''.join((PLAYER_DIR / f'{m}.py').read_text()
-                         for m in ('play_fake', 'play_kinds', 'play_record', 'play_real'))
+                         for m in ('scenario_test', 'play_fake', 'play_kinds',
+                                   'play_record', 'play_real'))
         written = set(re.findall(r"\brec\['(\w+)'\]", player))
         for call in re.findall(r'rec\.update\((.*?)\)', player, re.S):
             written |= set(re.findall(r'(\w+)=', call))

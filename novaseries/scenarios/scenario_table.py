@@ -213,7 +213,7 @@ class Scenario:
     :param port: boot with a Neutron port (a VIF on the node).
     :param max_attempts: ``[scheduler] max_attempts`` (1 or more).
     :param api_max_retries: ``[ironic] api_max_retries`` (None: default).
-    :param settle_ironic: let Ironic's conductor finish its pending work
+    :param finish_ironic_work: let Ironic's conductor finish its pending work
         (``IronicFixture.settle``) before the nodes are recorded, for a
         tear-down nobody polls to its end.
     :param kind: what the scenario plays: a key of :data:`KINDS`.
@@ -272,7 +272,7 @@ class Scenario:
     then: tuple = ()
     delete_on_reschedule: bool = False
     api_max_retries: typing.Optional[int] = None
-    settle_ironic: bool = False
+    finish_ironic_work: bool = False
     reproducer: tuple = ()
     fixed: tuple = ()
     real_ironic: typing.Optional[str] = None
@@ -338,7 +338,7 @@ class Scenario:
     PLAYER_FIELDS = ('name', 'title', 'nodes', 'action', 'after_polls', 'then',
                      'delete_on_reschedule', 'deleting_reads',
                      'deploying_reads', 'port',
-                     'max_attempts', 'api_max_retries', 'settle_ironic',
+                     'max_attempts', 'api_max_retries', 'finish_ironic_work',
                      'kind', 'source')
 
     def describe(self):
@@ -500,7 +500,7 @@ SCENARIOS = [
              'which lasts longer than [ironic] api_max_retries=2 polls '
              '(1 node, max_attempts=1)', action='undeploy',
              deleting_reads=10, max_attempts=1, api_max_retries=2,
-             settle_ironic=True,
+             finish_ironic_work=True,
              source="a tear-down Ironic owns is not Nova's failure",
              reproducer=[status('BUILD')],
              # Every alternate would refuse the instance, which Ironic still
@@ -525,7 +525,7 @@ SCENARIOS = [
              'an ACTIVE server with a port; the user deletes the server '
              'while Ironic tears the node down (`deleting`)',
              kind='undeploy-active-delete', port=True, deleting_reads=3,
-             settle_ironic=True,
+             finish_ironic_work=True,
              source="a tear-down Ironic owns is not Nova's failure",
              # destroy() sends the node Ironic holds a VIF detach: 409, and
              # the failed delete keeps the server's allocation
@@ -535,7 +535,7 @@ SCENARIOS = [
              max_polls=3),
     Scenario('rebuild-undeploy', 'undeploy in wait call-back during the '
              'rebuild of an ACTIVE server', action='undeploy',
-             deleting_reads=1, kind='rebuild', settle_ironic=True,
+             deleting_reads=1, kind='rebuild', finish_ironic_work=True,
              source='a tear-down during a rebuild',
              reproducer=[status('REBUILD')],
              fixed=[status('ERROR'), task_state(None), lost_fault(),
@@ -565,7 +565,7 @@ SCENARIOS = [
              "deletes the server while the build waits for Ironic's "
              'tear-down before a reschedule (2 nodes)',
              nodes=2, action='undeploy', deleting_reads=6,
-             then=[(1, 'delete', 'teardown')], settle_ironic=True,
+             then=[(1, 'delete', 'teardown')], finish_ironic_work=True,
              source='user delete timings',
              reproducer_unplayable="the released driver takes the undeploy "
              'for a delete and leaves the build in BUILD (the bug): it never '
@@ -574,7 +574,7 @@ SCENARIOS = [
              # since the teardown series' helper-1 review, the delete ends
              # the wait (the driver reads the instance before each poll)
              # and destroy() leaves the tear-down to Ironic, which nobody
-             # polls to its end then: settle_ironic
+             # polls to its end then: finish_ironic_work
              fixed=DELETE_WON + [log_has(SEEN_DELETING, LEFT_TO_IRONIC)]),
     Scenario('user-delete-on-reschedule', 'undeploy; the user deletes the '
              'server as the compute manager hands the reschedule back (it '
@@ -605,14 +605,14 @@ SCENARIOS = [
     Scenario('reap-deleted', 'the server is deleted while its nova-compute '
              'is down (the API deletes it alone); after a restart the '
              'periodic reaper runs (running_deleted_instance_action=reap)',
-             kind='reap', settle_ironic=True, source='LP 2169200',
+             kind='reap', finish_ironic_work=True, source='LP 2169200',
              reproducer=[status('DELETED'), first_node_leaked],
              fixed=[status('DELETED'),
                     log_has("Destroying instance with name label")],
              max_polls=7),
     Scenario('reap-deleted-log', 'same, running_deleted_instance_action='
              'log: the reaper only logs the node', kind='reap-log',
-             settle_ironic=True, source='LP 2169200',
+             finish_ironic_work=True, source='LP 2169200',
              reproducer=[status('DELETED'), first_node_leaked],
              fixed=[status('DELETED'), first_node_leaked,
                     log_reports('marked as DELETED but still present on '
@@ -624,7 +624,7 @@ SCENARIOS = [
     Scenario('cleanup-fail-delete', 'the deploy fails, Ironic refuses the '
              "build clean-up's tear-down once (503), then the user deletes "
              'the server in ERROR (1 node, max_attempts=1)', action='fail',
-             kind='cleanup-fail-delete', max_attempts=1, settle_ironic=True,
+             kind='cleanup-fail-delete', max_attempts=1, finish_ironic_work=True,
              source='LP 2169779',
              reproducer=[status('DELETED'), fault_created(FAILED_ABORTED),
                          teardown_refused, first_node_leaked],
@@ -669,7 +669,7 @@ SCENARIOS = [
              'call-back, past [ironic] api_max_retries=2; once the build '
              'settled it comes back and the user deletes the server '
              '(1 node)', action='api-down', kind='outage-delete',
-             api_max_retries=2, settle_ironic=True,
+             api_max_retries=2, finish_ironic_work=True,
              source='bug BBBBBBB',
              # today: the deploy wait's failed read fails the build, whose
              # clean-up cannot reach the API either: aborted (no
@@ -696,7 +696,7 @@ SCENARIOS = [
              'first read it refused the user deletes the server; once the '
              'build settled the API comes back and the user deletes it '
              'again (1 node)', action='api-down-delete',
-             kind='outage-delete', api_max_retries=2, settle_ironic=True,
+             kind='outage-delete', api_max_retries=2, finish_ironic_work=True,
              source='bug BBBBBBB: a delete during the outage',
              # today: the refused read fails the deploy (the fault the
              # read's 503); the build's clean-up cannot reach the API

@@ -1,36 +1,40 @@
-"""The fake Ironic with read counts, for the main job's scenario table.
+"""The series' fake Ironic, timed by reads, for the main job's scenarios.
 
 The series' ``nova.tests.fixtures.IronicFixture`` has no notion of time:
-the conductor finishes each step before the driver's next read unless a
-test holds the node in it, and tests act on events (``on_poll``,
-``on_call``), never on a number of reads.  The main job's scenario table
-(``scenario_table.Scenario``: ``after_polls``, ``deleting_reads``,
-``deploying_reads``, the ``polls_at_most`` bound) and the contract tests
-are timed by reads of a node, and the real-Ironic backend
-(``real_backend``) mirrors that interface.  :class:`CountingIronicFixture`
-provides it, in the harness only, on top of the series' fixture:
+Ironic's conductor leaves each of its states (``CONDUCTOR_STEPS``)
+before the driver's next read unless the test holds the node in it, and
+tests act on events (``on_poll``, ``on_call``), never on a number of
+reads.  The main job's scenario table (``scenario_table.Scenario``:
+``after_polls``, ``deleting_reads``, ``deploying_reads``, the
+``polls_at_most`` bound) and the contract tests are timed by reads of a
+node, and the real-Ironic backend (``real_backend``) mirrors that
+interface.  :class:`CountingIronicFixture` adds, in the harness only,
+what the series' fixture has not:
 
 * ``configure_node(node, deploying_reads=, callback_reads=,
-  deleting_reads=, cleaning_reads=)``: a node in one of the conductor's
-  steps stays there for that many driver reads of it (``None``: until the
-  test acts, 0: not seen by a read); defaults from the constructor, and
-  ``callback_reads`` from the test's ``CALLBACK_READS`` if it has one;
+  deleting_reads=, cleaning_reads=)``: a node in one of those conductor
+  states stays there for that many driver reads of it (``None``: until
+  the test acts, i.e. the series' fixture holds it; 0: not seen by a
+  read); defaults from the constructor, and ``callback_reads`` from the
+  test's ``CALLBACK_READS`` if it has one;
 * ``after_polls(count, action, node=None, loop='deploy')`` and
-  ``polls``: the polls of the driver's wait loops counted per node and
-  loop (a deploy's from its request on, a tear-down wait's from its
-  start);
-* ``held_poll_wait``: a poll of a deploy held in a step that the previous
+  ``polls``: the polls the series' fixture notes (``_note_poll``,
+  ``_polls_in``), counted per node and wait loop (a deploy's from its
+  request on, a tear-down wait's from its start);
+* ``held_poll_wait``: a poll of a deploy held in the state the previous
   poll saw already first waits, at most that many seconds, until the
   fixture is used again, so that a held deploy does not spin;
 * ``api_down(answer)`` / ``api_up()`` on a tree whose fixture lacks them
-  (the reproducer tree: the series adds them with the fix of bug BBBBBBB,
-  patches/apiblip): the same control, mirrored (:data:`API_DOWN_ANSWERS`);
-  on a tree that has them, the series' own.  A read the API did not serve
-  is no read of the node: it does not count down a step's reads.
+  (the reproducer tree: the series adds them with "tests: Let the fake
+  Ironic's API be down", patches/apiblip/master/0001, before the fix of
+  bug BBBBBBB): the same control, mirrored (:data:`API_DOWN_ANSWERS`);
+  on a tree that has them, the series' own.  A read the API did not
+  serve is no read of the node: it does not count down its reads.
 
 Everything else (the proxy, the state table, Ironic's refusals, the
-operator controls, ``on_state``) is the series' fixture's.  The scenario
-players install it in place of ``nova.tests.fixtures.IronicFixture``
+operator controls, ``settle``, ``release``, which wait loop a poll is
+of, ``on_state``) is the series' fixture's.  The scenario players
+install it in place of ``nova.tests.fixtures.IronicFixture``
 (:func:`install`).
 """
 
@@ -47,12 +51,12 @@ import requests
 
 from novaseries.scenarios.scenario_table import CALLBACK_READS, DEPLOYING_READS
 
-STEPS = ironic_api.CONDUCTOR_STEPS
-#: The read-count option of each conductor step.
+CONDUCTOR_STEPS = ironic_api.CONDUCTOR_STEPS
+#: The read-count option of each state the conductor leaves by itself.
 DURATION_OF = {'deploying': 'deploying_reads',
                'wait call-back': 'callback_reads',
                'deleting': 'deleting_reads', 'cleaning': 'cleaning_reads'}
-assert set(DURATION_OF) == set(STEPS), 'the series changed its steps'
+assert set(DURATION_OF) == set(CONDUCTOR_STEPS), 'the series changed them'
 
 #: The tree's fixture has ``api_down``/``api_up`` (the fix's series does).
 SERIES_API_DOWN = hasattr(ironic_fixture.IronicFixture, 'api_down')
@@ -86,18 +90,21 @@ API_DOWN_ANSWERS = getattr(ironic_fixture, 'API_DOWN_ANSWERS', None) or {
 class CountingIronicFixture(ironic_fixture.IronicFixture):
     """The series' fake Ironic, timed by reads (see the module).
 
+    A node is held (the series' ``_holds``, ``_held``) in the conductor
+    states whose read count is None; one with a count leaves its state
+    at the first read after that many (``_due``).
+
     :param test: the test case using the fixture.
     :param hold: ignored (the series' ``IronicHelperMixin`` passes its
         ``HOLD``, which the scenario tests do not set); the read counts
-        decide. It extends the series' ``_polling`` and re-derives a
-        poll's loop in ``_note_poll``: a change of those in the series
-        must be mirrored here (the main job then shows it).
+        decide.
     :param deploying_reads: reads a node stays in ``deploying``.
     :param callback_reads: reads it stays in ``wait call-back``; None:
         until the test acts (the test's ``CALLBACK_READS`` overrides it).
     :param deleting_reads: reads it stays in ``deleting``.
     :param cleaning_reads: reads it stays in ``cleaning``.
-    :param held_poll_wait: seconds a poll of a held deploy waits at most.
+    :param held_poll_wait: seconds a poll of a held deploy that saw its
+        state already waits at most.
     """
 
     def __init__(self, test, hold=(), deploying_reads=DEPLOYING_READS,
@@ -112,7 +119,9 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             'cleaning_reads': cleaning_reads,
         }
         self._durations = collections.defaultdict(dict)
+        # {node id: reads left in its conductor state; None: held}
         self._reads_left = {}
+        # {node id: the provision state its latest counted poll saw}
         self._polled_state = {}
         self._count_hooks = []
         # what the driver's calls raise while the API is down (the
@@ -126,18 +135,22 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         return self._durations[node_id].get(option, self.defaults[option])
 
     def _holds(self, node_id):
-        # a step that a read does not end at once is held until its reads
-        # ran out (_driver_call) or the test acts
-        return frozenset(state for state in STEPS
-                         if self._duration(node_id, state) != 0)
+        """The conductor states no read ends (read count None)."""
+        return frozenset(state for state in CONDUCTOR_STEPS
+                         if self._duration(node_id, state) is None)
+
+    def _due(self, node_id):
+        """The series' ``_due``, once the state's reads ran out."""
+        return (super()._due(node_id) and
+                not self._reads_left.get(node_id))
 
     def _transition(self, node_id, event, last_error=None):
         super()._transition(node_id, event, last_error)
         state = self._nodes[node_id]['provision_state']
         self._reads_left[node_id] = (self._duration(node_id, state)
-                                     if state in STEPS else None)
+                                     if state in CONDUCTOR_STEPS else None)
         if event in ('deploy', 'rebuild'):
-            self._meta[node_id]['counts'] = {'deploy': 0, 'teardown': 0}
+            self._meta[node_id]['poll_base'] = self._loop_polls(node_id)
             self._polled_state[node_id] = None
 
     def _driver_call(self, method, impl, *args, **kwargs):
@@ -158,8 +171,21 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
                 if method in ironic_fixture.READ_METHODS and left and \
                         down is None:
                     self._reads_left[node_id] = left - 1
-                    if left == 1:
-                        self._meta[node_id]['due'] = True
+
+    def configure_node(self, node, **durations):
+        """Override the node's ``*_reads`` durations from now on (from
+        its next conductor state on).
+
+        :raises InvalidFixtureUse: an unknown node or option.
+        """
+        with self._locked():
+            node_id = self._node_id(node)
+            if set(durations) - set(self.defaults):
+                raise ironic_api.InvalidFixtureUse(
+                    'Unknown options %s' % durations)
+            self._durations[node_id].update(durations)
+
+    # -- the API down, on a tree whose fixture has no api_down
 
     def _unserved_call(self, method, down, args, kwargs):
         """A driver call while the API is down, on a tree whose fixture
@@ -186,7 +212,10 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
     def api_down(self, answer=503):
         """Make Ironic's API unreachable until :meth:`api_up` (the
         series' ``api_down`` where the tree has it; ``answer``: 502, 503,
-        504 or ``'refused'``)."""
+        504 or ``'refused'``).
+
+        :raises InvalidFixtureUse: an unknown ``answer``.
+        """
         if SERIES_API_DOWN:
             return super().api_down(answer)
         if answer not in API_DOWN_ANSWERS:
@@ -201,86 +230,66 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         with self._lock:
             self._api_down = None
 
-    def configure_node(self, node, **durations):
-        """Override the node's ``*_reads`` durations from now on."""
-        with self._locked():
-            node_id = self._node_id(node)
-            if set(durations) - set(self.defaults):
-                raise ironic_api.InvalidFixtureUse(
-                    'Unknown options %s' % durations)
-            self._durations[node_id].update(durations)
-
-    def settle(self, node=None):
-        """Let the conductor finish its pending work now (no reads).
-
-        Nodes move on until they reach a state the conductor does not
-        leave by itself, or one with a duration of None.
-        """
-        with self._locked():
-            for node_id in [self._node_id(node)] if node else list(
-                    self._nodes):
-                while node_id in self._nodes:
-                    state = self._nodes[node_id]['provision_state']
-                    if (state not in STEPS or
-                            self._duration(node_id, state) is None):
-                        break
-                    self._transition(node_id, STEPS[state])
-
     # -- poll counts
 
     @contextlib.contextmanager
     def _polling(self, loop, instance_id):
-        """The series' ``_polling``, with the counts and ``held_poll_wait``.
-
-        Entering a ``teardown`` starts its count again; entering a
-        ``deploy`` poll of a held deploy that the previous poll saw
-        already waits first.
-        """
+        """The series' ``_polling``; entering a ``teardown`` starts its
+        count again, and a ``deploy`` poll of a held deploy that the
+        previous poll saw already (:meth:`_held_as_polled`) first waits
+        up to ``held_poll_wait`` seconds."""
         with self._lock:
             node_id = self._deploy_node(instance_id)
             if node_id is not None and loop == 'teardown':
-                self._counts(node_id)['teardown'] = 0
-            elif node_id is not None and self._held(node_id):
+                base = self._meta[node_id].setdefault(
+                    'poll_base', collections.Counter())
+                base['teardown'] = self._loop_polls(node_id)['teardown']
+            elif node_id is not None and self._held_as_polled(node_id):
                 self._cond.wait(self.held_poll_wait)
         with super()._polling(loop, instance_id):
             yield
 
-    def _counts(self, node_id):
-        """``{loop: polls}`` of the node's latest deploy or rebuild."""
-        return self._meta[node_id].setdefault(
-            'counts', {'deploy': 0, 'teardown': 0})
+    def _held_as_polled(self, node_id):
+        """Whether the node is held (the series' ``_held``) in the state
+        its latest counted poll saw."""
+        return (self._held(node_id) and self._polled_state.get(node_id) ==
+                self._nodes[node_id]['provision_state'])
 
-    def _held(self, node_id):
-        """Whether the last poll saw the node as it still is, held (in a
-        step that no read ends)."""
-        state = self._nodes.get(node_id, {}).get('provision_state')
-        return (state in STEPS and self._reads_left.get(node_id) is None and
-                self._polled_state.get(node_id) == state)
+    def _loop_polls(self, node_id):
+        """``Counter({loop: polls})`` of the node since it was created,
+        as the series' fixture counts them (``_polls_in``)."""
+        polls = collections.Counter()
+        for (loop, _state), count in self._polls_in[node_id].items():
+            polls[loop] += count
+        return polls
 
     def _note_poll(self, node_id, instance_id):
+        """The series' ``_note_poll``; then the ``after_polls`` hooks of
+        the loop whose poll it noted."""
+        before = self._loop_polls(node_id)
         super()._note_poll(node_id, instance_id)
-        deploy = getattr(self._deploy_poll, 'instance', None)
-        if deploy is not None:
-            loop = 'deploy' if deploy == instance_id else None
-        else:
-            loop = 'teardown' if self._teardowns[instance_id] > 0 else None
+        loop = next((loop for loop, count in
+                     self._loop_polls(node_id).items()
+                     if count > before[loop]), None)
         if loop is None:
             return
-        counts = self._counts(node_id)
-        counts[loop] += 1
         self._polled_state[node_id] = (
             node_id in self._nodes and
             self._nodes[node_id]['provision_state'])
+        count = self.polls(node_id, loop)
         for hook in list(self._count_hooks):
-            count, h_node, h_loop, action = hook
+            h_count, h_node, h_loop, action = hook
             if (h_loop == loop and h_node in (None, node_id) and
-                    counts[loop] == count):
+                    count == h_count):
                 self._count_hooks.remove(hook)
                 self._queue(action, node_id)
 
     def after_polls(self, count, action, node=None, loop='deploy'):
         """Call ``action(node_id)`` right after the ``count``-th poll of
-        the wait loop ``loop`` (as ``on_poll``'s actions run)."""
+        the wait loop ``loop`` (as ``on_poll``'s actions run).
+
+        :raises InvalidFixtureUse: an unknown node or loop.
+        """
         if loop not in ironic_fixture.LOOPS:
             raise ironic_api.InvalidFixtureUse('No wait loop %s' % loop)
         with self._lock:
@@ -288,10 +297,13 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             self._count_hooks.append((count, node_id, loop, action))
 
     def polls(self, node, loop='deploy'):
-        """Polls of the node by one wait loop so far (also once the node
-        was deleted)."""
+        """Polls of the node by one wait loop since its latest deploy or
+        rebuild request (a ``teardown``'s: since its latest tear-down wait
+        began), also once the node was deleted."""
         with self._lock:
-            return self._meta_of(node).get('counts', {}).get(loop, 0)
+            node_id = self._any_id(node)
+            base = self._meta[node_id].get('poll_base', {})
+            return self._loop_polls(node_id)[loop] - base.get(loop, 0)
 
 
 def install(test):

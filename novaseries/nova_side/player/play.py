@@ -13,8 +13,9 @@ and writes what it observed as JSON (the keys: ``scenario_table.OBSERVATION``).
 It records; it does not judge: the scenarios and the expected outcomes are
 defined in ``scenario_table.py``.
 
-Which module does what: ``play_fake`` plays a scenario against the fake
-Ironic, ``play_real`` against a real Ironic (``real_backend``,
+Which module does what: ``scenario_test`` plays a scenario, whatever the
+Ironic; ``play_fake`` against the fake Ironic, ``play_real`` against a real
+Ironic (``real_backend``,
 ``request_log``), ``play_bench`` is the benchmark, ``watch`` watches the
 builds; this module reads the command line and writes the JSON.
 
@@ -47,8 +48,9 @@ import sys
 import nova.tests.functional  # noqa: F401  isort:skip
 
 from novaseries.nova_side.player import play_bench  # noqa: E402
-from novaseries.nova_side.player.play_fake import run_scenario, ScenarioTest  # noqa: E402
+from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
+from novaseries.nova_side.player.scenario_test import run_scenario  # noqa: E402
 from novaseries.scenarios import bench_table  # noqa: E402
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 
@@ -81,7 +83,7 @@ def main(argv=None):
         faulthandler.register(signal.SIGUSR1, file=os.fdopen(
             os.dup(2), 'w', buffering=1), all_threads=True)
     out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
-    base, attrs = ScenarioTest, {}
+    base, attrs = FakeScenarioTest, {}
     if args.ironic == 'real':
         if not args.ironic_info or args.bench:
             parser.error('--ironic real needs --ironic-info and runs '

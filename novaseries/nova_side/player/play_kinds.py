@@ -1,6 +1,6 @@
 """How the player starts each kind of scenario (``scenario_table.KINDS``)
 against the fake Ironic: :class:`KindPlayers`, a mixin of
-``play_fake.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
+``scenario_test.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
 kind.  Each method boots, acts and returns ``(server, its first node, the
 action's time (monotonic s))``; ``ScenarioTest._run`` settles and records.
 Runs inside Nova's virtualenv.
@@ -259,7 +259,7 @@ class KindPlayers:
     def _recovery_steps(self, server):
         """Try what doc/operators.rst says about stuck servers, in order.
 
-        :returns: {step: what it showed}
+        :returns: {recovery step: what it showed}
         """
         sid = server['id']
         steps = {}

@@ -1,5 +1,5 @@
 """Playing a scenario against a real Ironic (``run --ironic real``):
-:class:`RealScenarioTest`, the fake Ironic's :class:`ScenarioTest` with
+:class:`RealScenarioTest`, the player's :class:`ScenarioTest` with
 Nova's baremetal connection bound to a real Ironic 39.0.0 on 127.0.0.1
 through ``real_backend.RealIronicBackend``, each scenario's requests kept
 (``request_log``).
@@ -19,7 +19,7 @@ import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
-from novaseries.nova_side.player.play_fake import ScenarioTest  # noqa: E402
+from novaseries.nova_side.player.scenario_test import ScenarioTest  # noqa: E402
 from novaseries.scenarios.scenario_table import OUTAGE_ACTIONS  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
@@ -31,7 +31,7 @@ _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
 
 class RealScenarioTest(ScenarioTest):
-    """ScenarioTest with a real Ironic instead of the fake
+    """ScenarioTest against a real Ironic
     (``--ironic real``; ``real_backend`` says what changes).
 
     ``INFO`` is the harness's ``--ironic-info``; ``REQUESTS_DIR`` where
