@@ -25,14 +25,14 @@ EPILOG = "scenarios (novaseries/scenarios/scenario_table.py):\n" + "\n".join(
 
 def bench_spec(spec):
     """argparse type of ``--bench``: ``N:S:K[:option=value,...]`` (see
-    ``bench_table.parse``) or a suite name (``bench_table.SUITES``)."""
-    if spec in bench_table.SUITES:
+    ``bench_table.parse``) or a suite name (``bench_table.BENCH_SUITES``)."""
+    if spec in bench_table.BENCH_SUITES:
         return spec
     try:
         return bench_table.parse(spec).text
     except ValueError as e:
         raise argparse.ArgumentTypeError(
-            f"{e}; or a suite: {', '.join(bench_table.SUITES)}")
+            f"{e}; or a suite: {', '.join(bench_table.BENCH_SUITES)}")
 
 
 def runs(text):
@@ -72,7 +72,7 @@ def add_arguments(parser, ctx):
                         help="benchmark (repeatable): N concurrent builds on N+S nodes, "
                         "K undeployed in wait call-back, Nova options "
                         f"{', '.join(bench_table.OPTIONS)}; or a suite: "
-                        f"{', '.join(bench_table.SUITES)} (doc/main-job.rst)")
+                        f"{', '.join(bench_table.BENCH_SUITES)} (doc/main-job.rst)")
     parser.add_argument("--bench-runs", type=runs, default=None, metavar="R",
                         help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
                         "the report gives medians)")
