@@ -36,7 +36,7 @@ from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_tests
+from novaseries.ironic import driver_tests, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.util import say
 
@@ -252,7 +252,8 @@ class Step(typing.NamedTuple):
 #: two trees (shared, read-only once up to date).
 STEPS = (
     Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
-    Step("pike against Ironic 9.1.7", driver_tests.pike_outcomes, targets=("pike",), light=True),
+    Step(f"pike against Ironic {pike.IRONIC_VERSION}", driver_tests.pike_outcomes,
+         targets=("pike",), light=True),
     Step("main job", main_job_step, targets=("master",)),
     Step("main job vs real Ironic", main_job_real_step, targets=("master", "master-all"),
          light=True),

@@ -12,6 +12,7 @@ import argparse
 
 from novaseries import targets as targets_mod
 from novaseries.commands import common
+from novaseries.ironic import service
 from novaseries.mainjob import job, report
 from novaseries.scenarios import bench_table, scenario_table
 from novaseries.util import HarnessError
@@ -80,8 +81,8 @@ def add_arguments(parser, ctx):
                         "build/results/run/run.json; with --ironic real run-real.json)")
     parser.add_argument("--ironic", choices=("fake", "real"), default="fake",
                         help="fake: the fake Ironic of the series (default); real: a real "
-                        "Ironic 39.0.0 on 127.0.0.1 per tree, through the whole Nova "
-                        "stack, for the scenarios it can play (--list says which)")
+                        f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
+                        "whole Nova stack, for the scenarios it can play (--list says which)")
     parser.add_argument("--mode", choices=(*common.mode_names(ctx), "both"), default=None,
                         help=_mode_help(ctx))
     parser.add_argument("--tree", help="instead: judge this Nova tree (with the series' "
