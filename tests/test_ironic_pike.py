@@ -231,7 +231,7 @@ class RealIronicStepTest(unittest.TestCase):
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
             with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
-                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                    mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \

@@ -8,7 +8,7 @@ The submitter's options (``--bug``, ``--signoff``, ``--trailer``,
 series kept in patches/.
 """
 
-from novaseries import export, targets as targets_mod
+from novaseries import export, release_changes, targets as targets_mod
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
@@ -33,7 +33,7 @@ def add_arguments(parser, ctx):
 
 def run(ctx, args):
     target = common.target(ctx, args)
-    missing = targets_mod.requirements_missing(ctx, target)
+    missing = release_changes.requirements_missing(ctx, target)
     if missing:
         raise HarnessError(
             f"target {target.name}: {target.patches} requires "

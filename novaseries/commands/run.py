@@ -4,13 +4,13 @@ JSON; or ``--list`` the scenarios, or ``--tree`` judge one tree.
 
 Options a variant would ignore are refused (HarnessError) before any tree
 or Ironic is prepared.  ``--mode`` chooses among targets.toml ``[modes]``
-(:func:`novaseries.targets.load_modes`); without it the job runs in the
-default mode (:func:`novaseries.targets.default_modes`).
+(:func:`novaseries.modes.load_modes`); without it the job runs in the
+default mode (:func:`novaseries.modes.default_modes`).
 """
 
 import argparse
 
-from novaseries import targets as targets_mod
+from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries.commands import common
 from novaseries.ironic import service
 from novaseries.mainjob import job, report
@@ -46,14 +46,14 @@ def runs(text):
 def chosen_modes(ctx, choice):
     """The modes of ``--mode CHOICE``: ``both``: every mode
     (:func:`~novaseries.commands.common.mode_names`); None:
-    :func:`novaseries.targets.default_modes`."""
+    :func:`novaseries.modes.default_modes`."""
     if choice is None:
-        return targets_mod.default_modes(ctx)
+        return modes_mod.default_modes(ctx)
     return common.mode_names(ctx) if choice == "both" else (choice,)
 
 
 def _mode_help(ctx):
-    modes = targets_mod.load_modes(ctx)
+    modes = modes_mod.load_modes(ctx)
     described = "; ".join(f"{name}: {modes[name].description}"
                           + (" (the default here)" if modes[name].default else "")
                           for name in common.mode_names(ctx))
@@ -62,7 +62,7 @@ def _mode_help(ctx):
 
 
 def add_arguments(parser, ctx):
-    parser.add_argument("--target", default="master")
+    parser.add_argument("--target", default=targets_mod.DEFAULT_TARGET)
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         choices=list(scenario_table.BY_NAME),
                         help="only this scenario (repeatable; the names are listed below)")
@@ -97,7 +97,7 @@ def run(ctx, args):
             ("--bench-runs", args.bench_runs is not None),
             ("--ironic", args.ironic != "fake"),
             ("--mode", args.mode),
-            ("--target", args.target != "master")) if used]
+            ("--target", args.target != targets_mod.DEFAULT_TARGET)) if used]
         if given:
             raise HarnessError(f"--list lists the scenarios; it does not take "
                                f"{', '.join(given)}")
