@@ -8,7 +8,7 @@
 * ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree
-  (:func:`novaseries.ironic.driver_tests.pike_outcomes`, which ``ironic
+  (:func:`novaseries.testrun.pike_driver_outcomes`, which ``ironic
   driver-tests --pike`` runs too);
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
   fixed tree); each scenario the fixed tree gets right counts as passed;
@@ -33,7 +33,7 @@ nova-compute in, within CI's time; ``ironic driver-tests --mode eventlet`` and
 import json
 import typing
 
-from novaseries import pep8job, venvs
+from novaseries import pep8job, testrun, venvs
 from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
@@ -250,7 +250,7 @@ class Step(typing.NamedTuple):
 #: two trees (shared, read-only once up to date).
 FIXED_STEPS = (
     Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
-    Step(f"pike against Ironic {pike.IRONIC_VERSION}", driver_tests.pike_outcomes,
+    Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
          targets=("pike",), light=True),
     Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
     Step("main job vs real Ironic", main_job_real_step,

@@ -1,6 +1,7 @@
 """Nova's targeted tests and flake8 on a tree, in each of the target's
 modes, as a list of :class:`~novaseries.outcomes.Outcome` (for ``test``,
-check-commits, ``ci``, ``mutate``).
+check-commits, ``ci``, ``mutate``); pike's driver end to end against
+Ironic 9.1.7 on its unpatched and patched tree (:func:`pike_driver_outcomes`).
 
 The parts: the venvs (:mod:`novaseries.venvs`), what runs
 (:mod:`novaseries.selecting`), one stestr run and its counts
@@ -16,7 +17,9 @@ import shutil
 import time
 
 from novaseries import cores, flake8_run, pep8job, selecting, stestr_run, venvs
-from novaseries.outcomes import Outcome, cannot_run
+from novaseries import targets as targets_mod, tree as tree_mod
+from novaseries.ironic import driver_tests, pike
+from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
 
@@ -157,4 +160,35 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     for outcome in outcomes:
         say("  " + outcome.line())
     say(f"[{label}] {time.monotonic() - start:.0f} s")
+    return outcomes
+
+
+def pike_driver_outcomes(ctx):
+    """Pike's driver end to end against the pike-era Ironic
+    (:func:`~novaseries.ironic.driver_tests.run_pike`) on the unpatched
+    pike tree (the bug must show) and on the patched one; one Outcome per
+    tree.
+
+    Skipped like the pike target when Python 2.7 is missing (a failure
+    under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
+    it).
+    """
+    target = targets_mod.get(ctx, "pike")
+    missing = missing_interpreter(target)
+    if missing:
+        return [missing]
+    tree = tree_mod.prepare(ctx, target)
+    venv, _ = venvs.ensure_venv(ctx, target)
+    log_dir = ctx.results("pike-realironic")
+    outcomes = []
+    with tree_mod.scratch_worktree(tree, "base",
+                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
+        results = driver_tests.run_pike(
+            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
+            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
+    for label, rc, log_path in results:
+        what = ("the bug shown" if label == "unpatched" else "the fix")
+        outcomes.append(unittest_outcome(
+            f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
+            log_path, rc)[1])
     return outcomes

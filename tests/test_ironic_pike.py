@@ -1,5 +1,5 @@
 """novaseries.ironic.pike: the fake Neutron, refusals before anything starts,
-and how the end-to-end runs are counted (driver_tests.pike_outcomes, ci's
+and how the end-to-end runs are counted (testrun.pike_driver_outcomes, ci's
 real-Ironic step).
 
 Starting a real Ironic 9.1.7 takes RabbitMQ and a Python 2.7 venv: the ci
@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from unittest import mock
 
-from novaseries import cisteps
+from novaseries import cisteps, testrun
 from novaseries.ironic import driver_tests, pike, venv
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
@@ -137,7 +137,7 @@ class RefusalTest(unittest.TestCase):
 
 
 class PikeOutcomesTest(unittest.TestCase):
-    """pike_outcomes' Outcomes (``driver-tests --pike``, ci's step) come
+    """pike_driver_outcomes' Outcomes (``driver-tests --pike``, ci's step) come
     from each tree's unittest output."""
 
     def _step(self, logs):
@@ -151,14 +151,14 @@ class PikeOutcomesTest(unittest.TestCase):
                 results.append((label, rc, path))
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
-            with mock.patch.object(driver_tests.targets_mod, "get"), \
-                    mock.patch.object(driver_tests, "missing_interpreter", return_value=None), \
-                    mock.patch.object(driver_tests.tree_mod, "prepare", return_value=tmp), \
-                    mock.patch.object(driver_tests.tree_mod, "scratch_worktree"), \
-                    mock.patch.object(driver_tests.venvs, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(driver_tests, "run_pike",
+            with mock.patch.object(testrun.targets_mod, "get"), \
+                    mock.patch.object(testrun, "missing_interpreter", return_value=None), \
+                    mock.patch.object(testrun.tree_mod, "prepare", return_value=tmp), \
+                    mock.patch.object(testrun.tree_mod, "scratch_worktree"), \
+                    mock.patch.object(testrun.venvs, "ensure_venv", return_value=(tmp, 0)), \
+                    mock.patch.object(testrun.driver_tests, "run_pike",
                                       return_value=results) as run_pike:
-                outcomes = driver_tests.pike_outcomes(ctx)
+                outcomes = testrun.pike_driver_outcomes(ctx)
         runs = run_pike.call_args[0][0]
         self.assertEqual([("unpatched", "bug"), ("patched", "fixed")],
                          [(label, expect) for label, _tree, expect in runs])
@@ -185,10 +185,10 @@ class PikeOutcomesTest(unittest.TestCase):
 
     def test_missing_python27_is_reported_not_run(self):
         skipped = Outcome("pike: python2.7 missing", skipped=1)
-        with mock.patch.object(driver_tests.targets_mod, "get"), \
-                mock.patch.object(driver_tests, "missing_interpreter", return_value=skipped), \
-                mock.patch.object(driver_tests, "run_pike") as run_pike:
-            self.assertEqual([skipped], driver_tests.pike_outcomes(mock.Mock()))
+        with mock.patch.object(testrun.targets_mod, "get"), \
+                mock.patch.object(testrun, "missing_interpreter", return_value=skipped), \
+                mock.patch.object(testrun.driver_tests, "run_pike") as run_pike:
+            self.assertEqual([skipped], testrun.pike_driver_outcomes(mock.Mock()))
         self.assertFalse(run_pike.called)
 
 

@@ -34,7 +34,7 @@ import signal
 import sys
 
 from novaseries.ironic import driver_tests, hangprobe, pike, service
-from novaseries import modes as modes_mod, targets as targets_mod
+from novaseries import modes as modes_mod, targets as targets_mod, testrun
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
@@ -172,7 +172,7 @@ def _tree(ctx, arg, target=targets_mod.DEFAULT_TARGET):
 
 def _driver_tests(ctx, args):
     if args.pike:
-        outcomes = driver_tests.pike_outcomes(ctx)
+        outcomes = testrun.pike_driver_outcomes(ctx)
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
     mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)

@@ -19,8 +19,10 @@
 
 Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;
 real_backend -> request_log -> rest -> service; of the rest of the harness,
-driver_tests alone uses the targets, trees and venvs (pike's trees for
-:func:`~novaseries.ironic.driver_tests.pike_outcomes`).  Everything here is
+only :mod:`novaseries.procs` and :mod:`novaseries.util` (the targets, trees
+and venvs the driver tests run in are given by the callers:
+:mod:`novaseries.commands.ironic`, :mod:`novaseries.cisteps`,
+:func:`novaseries.testrun.pike_driver_outcomes`).  Everything here is
 standard library only: the code in Nova's venv
 (:mod:`novaseries.nova_side`) imports some of it
 (``nova_side.HARNESS_MODULES``).  See ``doc/real-ironic.rst``.

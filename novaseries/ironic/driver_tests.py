@@ -10,9 +10,10 @@ come here:
   through ``service.shared()``);
 * :func:`run_pike`: :data:`PIKE_DRIVER_TESTS` (stable/pike's driver end to
   end) in pike's Python 2.7 test venv, once per tree, against one Ironic
-  9.1.7 (:mod:`novaseries.ironic.pike`) started here; :func:`pike_outcomes`
-  prepares pike's trees and venv for it and counts its runs
-  (``driver-tests --pike`` and ci's step).
+  9.1.7 (:mod:`novaseries.ironic.pike`) started here
+  (:func:`novaseries.testrun.pike_driver_outcomes` prepares pike's trees
+  and venv for it and counts its runs: ``driver-tests --pike`` and ci's
+  step).
 
 Each is one ``python -m unittest discover -s <folder> -t <folder>``: the
 folder is the top-level directory of the run, so its modules import each
@@ -25,10 +26,8 @@ import pathlib
 import subprocess
 import time
 
-from novaseries import targets as targets_mod, tree as tree_mod, venvs
 from novaseries.ironic import pike, service
 from novaseries.ironic.venv import default_build, project_root
-from novaseries.outcomes import missing_interpreter, unittest_outcome
 
 LOG = logging.getLogger(__name__)
 
@@ -158,33 +157,3 @@ def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
                      f"(log: {log_path})")
             results.append((label, rc, log_path))
     return results
-
-
-def pike_outcomes(ctx):
-    """Run :data:`PIKE_DRIVER_TESTS` against Ironic 9.1.7 (:func:`run_pike`)
-    on the unpatched pike tree (the bug must show) and on the patched one;
-    one Outcome per tree.
-
-    Skipped like the pike target when Python 2.7 is missing (a failure
-    under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
-    it).
-    """
-    target = targets_mod.get(ctx, "pike")
-    missing = missing_interpreter(target)
-    if missing:
-        return [missing]
-    tree = tree_mod.prepare(ctx, target)
-    venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results("pike-realironic")
-    outcomes = []
-    with tree_mod.scratch_worktree(tree, "base",
-                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
-        results = run_pike(
-            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
-            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
-    for label, rc, log_path in results:
-        what = ("the bug shown" if label == "unpatched" else "the fix")
-        outcomes.append(unittest_outcome(
-            f"pike {label} tree vs Ironic {pike.IRONIC_VERSION} end to end ({what})",
-            log_path, rc)[1])
-    return outcomes
