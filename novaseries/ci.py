@@ -3,7 +3,7 @@
 Tasks: the harness's own tests (unittest in a child process, a task beside
 the others), then for each enabled target: prepare its tree, then check-commits (targets with
 ``check_commits = true``) or test at HEAD; then the steps of
-:data:`novaseries.cisteps.STEPS` (the real Ironics, the main job).  Ends
+:func:`novaseries.cisteps.steps` (the real Ironics, the main job, mypy).  Ends
 with the line
 ``N passed, N failed, N skipped`` (real totals) and returns non-zero if
 anything failed.
@@ -98,7 +98,7 @@ def _failure(name, exc):
 
 class Task:
     """One unit of ``ci`` work: a target (prepare, then check-commits or
-    test) or a step (:data:`novaseries.cisteps.STEPS`).
+    test) or a step (:func:`novaseries.cisteps.steps`).
 
     :param name: the target's or step's name (what ``deps`` name).
     :param func: ``func() -> ([Outcome], [(what, seconds)])``; it reports
@@ -247,7 +247,7 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
     The harness's own tests (unless ``self_test`` is false), then each
     enabled target (or the ``names`` given): prepare, then check-commits
     or test; and each of ``steps`` (:class:`novaseries.cisteps.Step`
-    records; default :data:`novaseries.cisteps.STEPS`) whose targets the
+    records; default :func:`novaseries.cisteps.steps`) whose targets the
     run covers, once those targets have ended: each a :class:`Task`,
     ``parallel`` of them at once (:func:`run_tasks`; default
     :func:`default_parallel`); the summary keeps
@@ -282,7 +282,7 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
             continue
         plan.append((name, None, Task(name, _target_task(ctx, target))))
     scheduled = {name for name, _, task in plan if task}
-    for step in cisteps.STEPS if steps is None else steps:
+    for step in cisteps.steps(ctx) if steps is None else steps:
         needs = step.targets
         if needs and names and not set(needs) & set(names):
             continue  # ``ci --target`` chose other targets

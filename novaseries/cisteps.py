@@ -1,4 +1,4 @@
-"""The ci steps that come after the targets' tests: :data:`STEPS`, which
+"""The ci steps that come after the targets' tests: :func:`steps`, which
 :func:`novaseries.ci.ci` runs in this order:
 
 * ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
@@ -20,10 +20,12 @@
   against a real Ironic 39.0.0 per tree;
 * ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
   packager ships (:func:`novaseries.pep8job.mypy_run.run_mypy`), once per
-  release (the hooks of the job run at every commit, in ``testrun.test_tree``).
+  release whose ``[releases.<name>]`` says ``mypy = true``
+  (:func:`novaseries.targets.mypy_targets`; the hooks of the job run at
+  every commit, in ``testrun.test_tree``).
 
 Each runs in the default mode of targets.toml ``[modes]``
-(:func:`novaseries.targets.default_modes`: the one nova 34.0.0 runs
+(:func:`novaseries.modes.default_modes`: the one nova 34.0.0 runs
 nova-compute in, within CI's time; ``ironic driver-tests --mode eventlet`` and
 ``run --mode both`` run the other one).
 """
@@ -34,9 +36,9 @@ import typing
 from novaseries import testrun, venvs
 from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
-from novaseries import targets as targets_mod
+from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_tests
+from novaseries.ironic import driver_tests, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -46,14 +48,14 @@ def real_ironic_step(ctx):
     """Run novaseries/nova_side/driver_tests against the tree a packager of nova 34.0.0
     ships (master-all: the teardown series, the node-leak changes and the
     rebuild change), in the master target's modes that are
-    :func:`~novaseries.targets.default_modes`: all of them in a default
+    :func:`~novaseries.modes.default_modes`: all of them in a default
     mode (threading, how nova 34.0.0 runs nova-compute), the driver's
     end-to-end tests (``test_e2e``) in any other (the contract and process
     tests do not run Nova's services); one Outcome per mode with
     unittest's counts (:func:`unittest_counts`: a crash or a run of no
     test is a failure)."""
     target = targets_mod.get(ctx, "master-all")
-    ci_modes = targets_mod.default_modes(ctx)
+    ci_modes = modes_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
     outcomes = []
@@ -163,7 +165,7 @@ def _scenario_outcome(name, per_mode, asked, note_end=""):
 
 def main_job_step(ctx):
     """Run the main job in the default modes
-    (:func:`~novaseries.targets.default_modes`); count the fixed tree's
+    (:func:`~novaseries.modes.default_modes`); count the fixed tree's
     scenarios per mode (every scenario of the table must run on both
     trees, and the reproducer tree must show the bug:
     :func:`_scenario_problems`); run the benchmark's code once per mode
@@ -173,7 +175,7 @@ def main_job_step(ctx):
     asked = [sc.name for sc in scenario_table.SCENARIOS]
     mainjob_job.run(ctx, scenarios=asked,
                     json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
-                    modes=targets_mod.default_modes(ctx))
+                    modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
@@ -195,14 +197,14 @@ def main_job_real_step(ctx):
     """Run the main job's CI subset (``scenario_table.REAL_CI``) through
     Nova's whole stack against a real Ironic 39.0.0 per tree
     (``run --ironic real``) in the default modes
-    (:func:`~novaseries.targets.default_modes`); one Outcome per mode
+    (:func:`~novaseries.modes.default_modes`); one Outcome per mode
     with the fixed tree's scenarios right and wrong (and, as in
     :func:`main_job_step`, every scenario of REAL_CI run on both trees and
     the bug shown on the reproducer tree)."""
     # (this run's own JSON: another run may write the shared copy)
     asked = list(scenario_table.REAL_CI)
     _, out = mainjob_job.play_real(
-        ctx, scenarios=asked, modes=targets_mod.default_modes(ctx))
+        ctx, scenarios=asked, modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
     for mode in data["modes"]:
@@ -223,13 +225,8 @@ def mypy_step(name):
     return step
 
 
-#: The targets whose tree the mypy steps check: each release's ``-all``
-#: (nova 34.0.0, 33.0.2, 32.2.1, 31.3.1; pike's pep8 job has no mypy).
-MYPY_TARGETS = ("master-all", "2026.1-all", "2025.2-all", "2025.1-all")
-
-
 class Step(typing.NamedTuple):
-    """One ci step after the targets (a record of :data:`STEPS`)."""
+    """One ci step after the targets (a record of :func:`steps`)."""
 
     #: its name in ci's output and summary
     name: str
@@ -246,17 +243,29 @@ class Step(typing.NamedTuple):
     light: bool = False
 
 
-#: The ci steps after the targets, in order.  The real Ironics' steps
+#: The ci steps after the targets whatever targets.toml declares, in
+#: order (:func:`steps` adds the mypy steps).  The real Ironics' steps
 #: mostly wait for the services' state changes (measured: 56 CPU seconds
 #: in 125 s for the real-Ironic tests): they run beside the targets'
 #: tests.  ``main job vs real Ironic`` mostly waits for the real Ironics
 #: too (the scenarios' polls are 1 s apart); it prepares the main job's
 #: two trees (shared, read-only once up to date).
-STEPS = (
+FIXED_STEPS = (
     Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
-    Step("pike against Ironic 9.1.7", testrun.pike_driver_outcomes, targets=("pike",), light=True),
-    Step("main job", main_job_step, targets=("master",)),
-    Step("main job vs real Ironic", main_job_real_step, targets=("master", "master-all"),
-         light=True),
-    *(Step(f"mypy {name}", mypy_step(name), targets=(name,)) for name in MYPY_TARGETS),
+    Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
+         targets=("pike",), light=True),
+    Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
+    Step("main job vs real Ironic", main_job_real_step,
+         targets=(targets_mod.DEFAULT_TARGET, "master-all"), light=True),
 )
+
+
+def steps(ctx):
+    """The ci steps after the targets, in order: :data:`FIXED_STEPS`, then
+    a ``mypy <target>`` step for each of
+    :func:`novaseries.targets.mypy_targets` (after that target's job).
+
+    :raises HarnessError: as :func:`~novaseries.targets.mypy_targets`.
+    """
+    return (*FIXED_STEPS, *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
+                            for name in targets_mod.mypy_targets(ctx)))

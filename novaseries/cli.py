@@ -56,7 +56,7 @@ def build_parser(ctx=None):
     modes of ``[modes]``).
 
     :raises HarnessError: the targets file cannot be read, or its
-        ``[modes]`` are wrong (:func:`novaseries.targets.load_modes`).
+        ``[modes]`` are wrong (:func:`novaseries.modes.load_modes`).
     """
     ctx = ctx or context([])
     parser = argparse.ArgumentParser(

@@ -73,7 +73,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     :func:`~novaseries.selecting.functional_selections`) and
     flake8 on ``tree`` (checked out at ``rev``); return a list of Outcomes.
 
-    ``target`` may be in a mode (:meth:`~novaseries.targets.Target.in_mode`):
+    ``target`` may be in a mode (:meth:`~novaseries.target_model.Target.in_mode`):
     its env, the mode's suites and exclude lists, and ``[mode]`` in every
     name.  ``skip_unit``: a reason not to run the unit selections
     (check-commits passes one when the commit cannot change their result);

@@ -95,7 +95,7 @@ class BenchTableTest(unittest.TestCase):
                 bench_table.parse(bad)
 
     def test_suites(self):
-        for name, texts in bench_table.SUITES.items():
+        for name, texts in bench_table.BENCH_SUITES.items():
             for text in texts:
                 self.assertEqual(text, bench_table.parse(text).text,
                                  (name, text))

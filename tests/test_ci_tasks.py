@@ -215,7 +215,7 @@ class MainJobStepTest(unittest.TestCase):
             with mock.patch.object(cisteps.scenario_table, "SCENARIOS",
                                    [mock.Mock(name=n) for n in self.NAMES]) as table, \
                     mock.patch.object(cisteps.mainjob_job, "run", run), \
-                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                    mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)):
                 for sc, name in zip(table, self.NAMES):
                     sc.name = name
@@ -225,7 +225,7 @@ class MainJobStepTest(unittest.TestCase):
             with mock.patch.object(cisteps.scenario_table, "REAL_CI", self.NAMES), \
                     mock.patch.object(cisteps.mainjob_job, "play_real",
                                       return_value=(0, out)), \
-                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                    mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)):
                 real = cisteps.main_job_real_step(ctx)
         return scenarios, real[0]

@@ -120,7 +120,7 @@ class LoggingTest(helpers.ProjectTestCase):
 
 
 class CiStepsTest(helpers.ProjectTestCase):
-    """ci's steps after the targets: cisteps.STEPS, or ``steps=``."""
+    """ci's steps after the targets: cisteps.steps(ctx), or ``steps=``."""
 
     def test_steps_are_counted(self):
         def good(ctx):
@@ -142,7 +142,7 @@ class CiStepsTest(helpers.ProjectTestCase):
         steps = (cisteps.Step("patched", lambda ctx: ran.append(ctx) or
                               [Outcome("patched", passed=1)], targets=("fake",)),)
         out = helpers.capture_log(self, io.StringIO())
-        with contextlib.redirect_stdout(out), mock.patch.object(cisteps, "STEPS", steps):
+        with contextlib.redirect_stdout(out), mock.patch.object(cisteps, "FIXED_STEPS", steps):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
         self.assertEqual([self.ctx], ran)
         self.assertIn("ok   patched: 1 passed, 0 failed", out.getvalue())
@@ -169,15 +169,18 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertIn("time: harness tests:", out.getvalue())
 
     def test_the_step_table(self):
+        steps = cisteps.steps(util.Context.create(helpers.REPO))
         self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
                           "main job vs real Ironic", "mypy master-all", "mypy 2026.1-all",
                           "mypy 2025.2-all", "mypy 2025.1-all"],
-                         [step.name for step in cisteps.STEPS])
-        for step in cisteps.STEPS:
+                         [step.name for step in steps])
+        for step in steps:
             self.assertTrue(callable(step.func), step)
             self.assertIsInstance(step.targets, tuple)
         self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
-                         {step.name for step in cisteps.STEPS if step.light})
+                         {step.name for step in steps if step.light})
+        self.assertEqual([("master-all",), ("2026.1-all",), ("2025.2-all",), ("2025.1-all",)],
+                         [step.targets for step in steps[4:]])
 
     def test_a_disabled_target_is_counted_and_nothing_run_fails(self):
         # every target disabled (``other`` is, in the helpers' project):

@@ -10,7 +10,7 @@ import tempfile
 import tomllib
 import unittest
 
-from novaseries import targets, util
+from novaseries import release_changes, targets, targets_file, util
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -170,11 +170,24 @@ class DeclaredTest(unittest.TestCase):
                 with self.assertRaisesRegex(HarnessError, error):
                     targets.load(self.ctx(TOML.replace(old, new, 1)))
 
+    def test_mypy_runs_on_the_stack_of_each_release_that_says_so(self):
+        self.assertEqual([], targets.mypy_targets(self.ctx()))
+        both = TOML.replace('pins = "pins/one.txt"\n', 'pins = "pins/one.txt"\nmypy = true\n')
+        both = both.replace('pins = "pins/two.txt"\n', 'pins = "pins/two.txt"\nmypy = true\n')
+        self.assertEqual(["one-all", "two"], targets.mypy_targets(self.ctx(both)))
+        off = both.replace('pins = "pins/two.txt"\nmypy = true\n',
+                           'pins = "pins/two.txt"\nmypy = false\n')
+        self.assertEqual(["one-all"], targets.mypy_targets(self.ctx(off)))
+        with self.assertRaisesRegex(HarnessError, r"\[releases.two\]: mypy must be true or "
+                                                  "false, not 'yes'"):
+            targets.load(self.ctx(TOML.replace('pins = "pins/two.txt"\n',
+                                               'pins = "pins/two.txt"\nmypy = "yes"\n')))
+
     def test_requirements_missing(self):
         ctx = self.ctx()
         known = targets.load(ctx)
         for name in ("one", "one-fix", "one-all", "two"):
-            self.assertEqual([], targets.requirements_missing(ctx, known[name]), name)
+            self.assertEqual([], release_changes.requirements_missing(ctx, known[name]), name)
         # a target written by hand on a stack without one requirement
         # a target written by hand on a stack without one requirement,
         # with or without the release's venv
@@ -184,7 +197,7 @@ class DeclaredTest(unittest.TestCase):
                            'below = ["patches/one"]\n')
             ctx = self.ctx(hand)
             self.assertEqual([("fix", ctx.root / "patches/fix/one")],
-                             targets.requirements_missing(ctx, targets.get(ctx, "hand")))
+                             release_changes.requirements_missing(ctx, targets.get(ctx, "hand")))
 
 
 class HandWrittenTargetTest(unittest.TestCase):
@@ -206,10 +219,10 @@ class HandWrittenTargetTest(unittest.TestCase):
     def test_folders_compared_resolved(self):
         ctx = self.ctx(self.HAND.replace("{below}", '["patches/one"]'))
         self.assertEqual([("fix", ctx.root / "patches/fix/one")],
-                         targets.requirements_missing(ctx, targets.get(ctx, "hand")))
+                         release_changes.requirements_missing(ctx, targets.get(ctx, "hand")))
         ctx = self.ctx(self.HAND.replace(
             "{below}", '["./patches/one/", "patches/x/../fix/one"]'))
-        self.assertEqual([], targets.requirements_missing(ctx, targets.get(ctx, "hand")))
+        self.assertEqual([], release_changes.requirements_missing(ctx, targets.get(ctx, "hand")))
 
 
 class ExportRefusesTest(helpers.ProjectTestCase):
@@ -243,30 +256,33 @@ class ProjectFileTest(unittest.TestCase):
 
     def setUp(self):
         self.ctx = util.Context.create(helpers.REPO)
-        self.data = tomllib.loads((helpers.REPO / targets.TARGETS_FILE).read_text())
+        self.data = tomllib.loads((helpers.REPO / targets_file.TARGETS_FILE).read_text())
 
     def test_each_release_once(self):
         for name, entry in self.data["targets"].items():
             with self.subTest(target=name):
                 self.assertIn(entry.get("release"), self.data["releases"])
                 self.assertTrue(entry.get("change") or entry.get("stack"))
-        text = (helpers.REPO / targets.TARGETS_FILE).read_text()
+        text = (helpers.REPO / targets_file.TARGETS_FILE).read_text()
         for name, release in self.data["releases"].items():
             self.assertEqual(1, text.count(release["sha256"]), name)
 
+    def test_the_default_target_is_one(self):
+        self.assertIn(targets.DEFAULT_TARGET, targets.load(self.ctx))
+
     def test_stacks(self):
         known = targets.load(self.ctx)
-        changes = targets.load_changes(self.ctx)
+        changes = release_changes.load_changes(self.ctx)
         for release in self.data["releases"]:
             with self.subTest(release=release):
                 stacks = [t for t in known.values() if t.stack and t.release == release]
                 self.assertEqual(1, len(stacks))
-                self.assertEqual([], targets.requirements_missing(self.ctx, stacks[0]))
+                self.assertEqual([], release_changes.requirements_missing(self.ctx, stacks[0]))
                 folders = targets.packaged_stack(self.ctx, release).folders
                 self.assertNotIn(self.ctx.root / f"patches/nodeleak/{release}", folders)
         for target in known.values():
             with self.subTest(target=target.name):
-                self.assertEqual([], targets.requirements_missing(self.ctx, target))
+                self.assertEqual([], release_changes.requirements_missing(self.ctx, target))
         # the node-leak fixes of the packaged stack do not apply without apiblip
         self.assertIn("apiblip", changes["nodeleak-on-teardown"].requires)
 

@@ -15,9 +15,10 @@ import urllib.request
 from unittest import mock
 
 from novaseries import cisteps, testrun
-from novaseries.ironic import driver_tests, pike
+from novaseries.ironic import driver_tests, pike, venv
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
+from novaseries.util import HarnessError
 from tests import helpers
 
 
@@ -63,6 +64,33 @@ class FakeNeutronTest(unittest.TestCase):
     def test_loopback_only(self):
         with self.assertRaises(RealIronicError):
             pike.FakeNeutron("192.0.2.1")
+
+
+class PinnedVersionTest(unittest.TestCase):
+    """The pins files say which Ironic each venv holds."""
+
+    def pins(self, text):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        path = pathlib.Path(tmp.name) / "ironic.txt"
+        path.write_text(text)
+        return path
+
+    def test_the_ironic_line(self):
+        path = self.pins("# ironic==1.0 in a comment\nironic-lib==2.0\n"
+                         "python-ironicclient==3.0\nIronic == 9.1.7  # the release\n")
+        self.assertEqual("9.1.7", venv.pinned_version(path, "ironic"))
+        self.assertEqual(pike.IRONIC_VERSION,
+                         venv.pinned_version(pike.pins_file(), "ironic"))
+
+    def test_a_missing_line_or_file_is_named(self):
+        path = self.pins("ironic-lib==2.0\n")
+        with self.assertRaisesRegex(HarnessError, "ironic.txt must have one ironic==VERSION "
+                                                  "line, not 0"):
+            venv.pinned_version(path, "ironic")
+        with self.assertRaisesRegex(HarnessError, "gone.txt is missing: it pins the ironic "
+                                                  "release"):
+            venv.pinned_version(path.parent / "gone.txt", "ironic")
 
 
 class ApiPortTest(unittest.TestCase):
@@ -203,7 +231,7 @@ class RealIronicStepTest(unittest.TestCase):
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
             with mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
-                    mock.patch.object(cisteps.targets_mod, "default_modes",
+                    mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \

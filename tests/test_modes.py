@@ -9,7 +9,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import cores, selecting, stestr_run, targets, testrun, util, venvs
+from novaseries import (cores, modes as modes_mod, selecting, stestr_run, target_model, targets,
+                        testrun, util, venvs)
 from novaseries.mainjob import benchreport
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
@@ -67,7 +68,7 @@ def add(toml, after, *lines):
 
 
 class ModeTableTest(unittest.TestCase):
-    """targets.load_modes / default_modes: the modes, what each is, and the
+    """modes.load_modes / default_modes: the modes, what each is, and the
     default, once, in targets.toml [modes]."""
 
     def ctx(self, text):
@@ -79,9 +80,9 @@ class ModeTableTest(unittest.TestCase):
 
     def test_the_projects_modes(self):
         ctx = util.Context.create(helpers.REPO)
-        modes = targets.load_modes(ctx)
+        modes = modes_mod.load_modes(ctx)
         self.assertEqual(["eventlet", "threading"], list(modes))  # file order
-        self.assertEqual(("threading",), targets.default_modes(ctx))  # nova 34.0.0's
+        self.assertEqual(("threading",), modes_mod.default_modes(ctx))  # nova 34.0.0's
         self.assertTrue(modes["threading"].description.startswith(
             "native threads (OS_NOVA_DISABLE_"))
         self.assertIn("nova 34.0.0's default", modes["threading"].description)
@@ -96,9 +97,9 @@ class ModeTableTest(unittest.TestCase):
         ctx = self.ctx(TOML.replace('[modes.threading.env]', '[modes.threading]\n'
                                     'description = "native"\ndefault = true\n'
                                     '[modes.threading.env]'))
-        self.assertEqual(("threading",), targets.default_modes(ctx))
-        self.assertEqual("native", targets.load_modes(ctx)["threading"].description)
-        self.assertEqual("", targets.load_modes(ctx)["eventlet"].description)
+        self.assertEqual(("threading",), modes_mod.default_modes(ctx))
+        self.assertEqual("native", modes_mod.load_modes(ctx)["threading"].description)
+        self.assertEqual("", modes_mod.load_modes(ctx)["eventlet"].description)
 
     def test_not_exactly_one_default(self):
         two = TOML.replace('[modes.eventlet.env]', '[modes.eventlet]\ndefault = true\n'
@@ -106,7 +107,7 @@ class ModeTableTest(unittest.TestCase):
             '[modes.threading.env]', '[modes.threading]\ndefault = true\n'
             '[modes.threading.env]')
         for text, named in ((TOML, "not none"), (two, "not eventlet, threading")):
-            for func in (targets.load_modes, targets.default_modes):
+            for func in (modes_mod.load_modes, modes_mod.default_modes):
                 with self.assertRaises(HarnessError) as caught:
                     func(self.ctx(text))
                 self.assertIn("[modes] must mark exactly one mode default = true", str(
@@ -116,8 +117,8 @@ class ModeTableTest(unittest.TestCase):
     def test_no_modes(self):
         ctx = self.ctx(TOML.split("[modes.eventlet.env]")[0].replace(
             "[defaults.modes.eventlet]", ""))
-        self.assertEqual({}, targets.load_modes(ctx))
-        self.assertEqual((), targets.default_modes(ctx))
+        self.assertEqual({}, modes_mod.load_modes(ctx))
+        self.assertEqual((), modes_mod.default_modes(ctx))
 
     def test_only_in_modes(self):
         bad = TOML.replace('[targets.new.modes.eventlet]',
@@ -127,7 +128,7 @@ class ModeTableTest(unittest.TestCase):
         wrong = TOML.replace('[modes.threading.env]', '[modes.threading]\ndefault = "yes"\n'
                              '[modes.threading.env]')
         with self.assertRaisesRegex(HarnessError, "default true or false"):
-            targets.load_modes(self.ctx(wrong))
+            modes_mod.load_modes(self.ctx(wrong))
 
 
 class ModesTest(unittest.TestCase):
@@ -262,7 +263,7 @@ class ModesTest(unittest.TestCase):
         def check(ctx, target, tree, before_last=None):
             seen.update(last=target, before_last=before_last)
             return []
-        with mock.patch.object(targets.Target, "series_status", return_value=(None, "")), \
+        with mock.patch.object(target_model.Target, "series_status", return_value=(None, "")), \
                 mock.patch.object(tree_mod, "prepare", return_value=self.ctx.root), \
                 mock.patch.object(venvs, "ensure_venv", return_value=(self.ctx.root, False)), \
                 mock.patch.object(venvs, "mode_interpreter_missing", return_value=""), \
@@ -276,7 +277,7 @@ class ModesTest(unittest.TestCase):
         # every mode ci = false: an error, not a run without any mode's env
         from novaseries import ci
         new = self.load(add(add(TOML, EVENTLET, "ci = false"), THREADING, "ci = false"))["new"]
-        with mock.patch.object(targets.Target, "series_status", return_value=(None, "")):
+        with mock.patch.object(target_model.Target, "series_status", return_value=(None, "")):
             with self.assertRaisesRegex(HarnessError, "ci runs none of its modes"):
                 ci.target_task(mock.Mock(), new, [])
 
@@ -487,7 +488,7 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         # the tree a packager ships runs the Nova modules around the
         # changed code, in the default mode, in ci
         ctx = util.Context.create(helpers.REPO)
-        default, = targets.default_modes(ctx)
+        default, = modes_mod.default_modes(ctx)
         shipped = targets.load(ctx)["master-all"].ci_modes().in_mode(default)
         self.assertEqual(("unit", "functional"), shipped.mode.suites)
         for module in ("nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr",
@@ -599,7 +600,7 @@ class TestModesTest(unittest.TestCase):
         self.assertEqual(1, outcomes[-1].failed)
 
     def test_target_without_modes_runs_once(self):
-        plain = targets.Target(**{**self.known["plain"].__dict__, "modes": {}})
+        plain = target_model.Target(**{**self.known["plain"].__dict__, "modes": {}})
         calls = []
         with mock.patch.object(testrun, "test_tree",
                                lambda *a, **k: calls.append(a[1].mode) or []), \

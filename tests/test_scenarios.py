@@ -8,7 +8,7 @@ import dataclasses
 import re
 import unittest
 
-from novaseries import cisteps, outcomes, targets
+from novaseries import cisteps, outcomes, modes as modes_mod
 from novaseries.commands import run as run_command
 from novaseries.mainjob import job, judge, report
 from novaseries.scenarios import (bounds, checks, invariant, outage_checks,
@@ -1285,10 +1285,10 @@ class CheckTreeTest(helpers.ProjectTestCase):
         obs = {'scenario': 'undeploy-deleting',
                'error': 'player error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
-        modes = {'threading': targets.Mode('threading', description='native threads')}
+        modes = {'threading': modes_mod.Mode('threading', description='native threads')}
         with mock.patch.object(job.venvs, 'ensure_venv',
                                return_value=(self.tmp / 'venv', None)), \
-                mock.patch.object(job.targets_mod, 'load_modes', return_value=modes), \
+                mock.patch.object(job.modes_mod, 'load_modes', return_value=modes), \
                 mock.patch.object(job.trees_mod, 'mode_target'), \
                 mock.patch.object(job.trees_mod, 'run_trees', return_value={
                     'fixed': {'scenarios': [obs]}}), \

@@ -1,7 +1,7 @@
 """Stacked targets (``below``/``below_upto``): a separate change on part of
 another folder's series -- prepared with it, exported without it."""
 
-from novaseries import commit_checks, export, targets, tree
+from novaseries import commit_checks, export, modes as modes_mod, target_model, targets, tree
 from novaseries.util import HarnessError, git
 from tests import helpers
 
@@ -120,9 +120,9 @@ class CommitModesTest(helpers.ProjectTestCase):
         from novaseries import testrun
         work = tree.prepare(self.ctx, self.target, self.tmp / "main")
         helpers.sample_series(work)
-        two = {"eventlet": targets.Mode("eventlet"), "threading": targets.Mode("threading")}
-        target = targets.Target(**{**self.target.__dict__, "modes": two,
-                                   "commit_modes": ["threading"]})
+        two = {"eventlet": modes_mod.Mode("eventlet"), "threading": modes_mod.Mode("threading")}
+        target = target_model.Target(**{**self.target.__dict__, "modes": two,
+                                        "commit_modes": ["threading"]})
         seen = []
         with mock.patch.object(testrun, "test_modes",
                                lambda ctx, t, *a, **k: seen.append(list(t.modes)) or []):

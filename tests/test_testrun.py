@@ -333,13 +333,13 @@ class FunctionalSelectionsTest(unittest.TestCase):
         self.assertEqual(0, sum(o.failed for o in outcomes if o.name.endswith(servers)))
 
     def test_in_a_mode_with_the_functional_suite_only(self):
-        from novaseries import targets
-        mode = targets.Mode("eventlet")  # unit and functional
+        from novaseries import modes as modes_mod
+        mode = modes_mod.Mode("eventlet")  # unit and functional
         outcomes = self.run_tree([BUG], touched=(), mode=mode)
         self.assertEqual(1, len(self.functional_runs()))
         self.assertEqual((1, 0, 0), self.counts(outcomes, "t@HEAD [eventlet] functional ")[BUG])
         self.calls.unlink()
-        mode = targets.Mode("threading", suites=("unit",))
+        mode = modes_mod.Mode("threading", suites=("unit",))
         self.run_tree([BUG, RESCHEDULE], mode=mode)
         self.assertEqual([], self.functional_runs())
         self.assertEqual(1, len(self.stestr_runs()))  # the unit run

@@ -1,6 +1,6 @@
 """``novaseries ci``: the one test command (:func:`novaseries.ci.ci`):
 the harness's tests, each enabled target, the steps of
-:data:`novaseries.cisteps.STEPS`; ends with ``N passed, N failed, N
+:func:`novaseries.cisteps.steps`; ends with ``N passed, N failed, N
 skipped``."""
 
 from novaseries import ci

@@ -3,7 +3,7 @@ summary of Outcomes."""
 
 import argparse
 
-from novaseries import targets as targets_mod
+from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries.outcomes import totals, totals_line
 
 #: argparse ``(flags, kwargs)`` specs (:func:`add`).
@@ -13,9 +13,9 @@ TREE = (("--tree",), dict(help="tree to use (default: build/trees/TARGET)"))
 
 def mode_spec(ctx):
     """The ``--mode`` spec of ``test`` and ``check-commits``: the mode
-    names of targets.toml ``[modes]`` (:func:`novaseries.targets.load_modes`)
+    names of targets.toml ``[modes]`` (:func:`novaseries.modes.load_modes`)
     in its help."""
-    names = ", ".join(targets_mod.load_modes(ctx)) or "none in targets.toml"
+    names = ", ".join(modes_mod.load_modes(ctx)) or "none in targets.toml"
     return (("--mode",), dict(action="append", metavar="MODE",
                               help=f"only this concurrency mode of the target ({names}; "
                               "repeatable; default: every mode targets.toml gives it)"))
@@ -23,11 +23,11 @@ def mode_spec(ctx):
 
 def mode_names(ctx):
     """targets.toml's mode names, the default one(s) first
-    (:func:`novaseries.targets.default_modes`), then the others in file
+    (:func:`novaseries.modes.default_modes`), then the others in file
     order: the order of the ``--mode`` choices, and of ``run --mode both``
     (nova 34.0.0's mode, then the other)."""
-    defaults = targets_mod.default_modes(ctx)
-    return (*defaults, *[name for name in targets_mod.load_modes(ctx) if name not in defaults])
+    defaults = modes_mod.default_modes(ctx)
+    return (*defaults, *[name for name in modes_mod.load_modes(ctx) if name not in defaults])
 
 
 def add(parser, *specs):

@@ -8,9 +8,9 @@ The submitter's options (``--bug``, ``--signoff``, ``--trailer``,
 series kept in patches/.
 """
 
-from novaseries import export, targets as targets_mod
+from novaseries import export, release_changes, targets as targets_mod
 from novaseries.commands import common
-from novaseries.requires import not_stacked_on
+from novaseries.release_changes import not_stacked_on
 from novaseries.util import HarnessError, say
 
 HELP = "write the tree's commits since base to patches/TARGET and its series"
@@ -34,7 +34,7 @@ def add_arguments(parser, ctx):
 
 def run(ctx, args):
     target = common.target(ctx, args)
-    missing = targets_mod.requirements_missing(ctx, target)
+    missing = release_changes.requirements_missing(ctx, target)
     if missing:
         raise HarnessError(
             not_stacked_on(f"target {target.name}: {target.patches}", missing, "the target")

@@ -20,7 +20,7 @@ Each action takes only its own options (argparse refuses the others);
 ``driver-tests --pike`` takes none of driver-tests' other options and
 ``start --pike`` no ``--fake-delays`` (HarnessError).  ``driver-tests
 --mode`` is one of targets.toml ``[modes]`` (default: its default mode,
-:func:`novaseries.targets.default_modes`).  The main CLI's
+:func:`novaseries.modes.default_modes`).  The main CLI's
 ``--build-dir`` says where venvs and run directories go.  A
 RealIronicError (venv, RabbitMQ or Ironic could not be set up) is a
 HarnessError (one line, exit 1).
@@ -33,7 +33,7 @@ import signal
 import sys
 
 from novaseries.ironic import driver_tests, hangprobe, pike, service
-from novaseries import targets as targets_mod, testrun
+from novaseries import modes as modes_mod, targets as targets_mod, testrun
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
@@ -102,8 +102,8 @@ def _seconds(text):
 
 
 def _mode(parser, ctx):
-    modes = targets_mod.load_modes(ctx)
-    default = next(iter(targets_mod.default_modes(ctx)), None)
+    modes = modes_mod.load_modes(ctx)
+    default = next(iter(modes_mod.default_modes(ctx)), None)
     parser.add_argument("--mode", choices=common.mode_names(ctx), default=default,
                         help="Nova's concurrency mode (targets.toml [modes]; "
                         f"default {default}: {modes[default].description})"
@@ -117,7 +117,7 @@ def _refuse_pike_options(ctx, args):
     unused = []
     if args.action == "driver-tests":
         defaults = {"tree": None, "nova_venv": None, "pattern": None, "expect": "auto",
-                    "mode": next(iter(targets_mod.default_modes(ctx)), None)}
+                    "mode": next(iter(modes_mod.default_modes(ctx)), None)}
         unused = [flag for dest, flag in _NOT_PIKE.items()
                   if getattr(args, dest) != defaults[dest]]
     if args.action == "start" and args.fake_delays:
@@ -161,7 +161,7 @@ def _sweep(ctx, args):
     return 0
 
 
-def _tree(ctx, arg, target="master"):
+def _tree(ctx, arg, target=targets_mod.DEFAULT_TARGET):
     tree = arg or os.environ.get("REALIRONIC_NOVA_TREE") or ctx.tree(target)
     if not (os.path.isdir(os.path.join(tree, "nova"))):
         raise HarnessError(f"{tree} is not a Nova tree (--tree, $REALIRONIC_NOVA_TREE, or "
@@ -174,7 +174,7 @@ def _driver_tests(ctx, args):
         outcomes = testrun.pike_driver_outcomes(ctx)
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
-    mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
+    mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
     return driver_tests.run(tree, mode.mode.env, nova_venv=args.nova_venv,
                             build=ctx.build, pattern=args.pattern, expect=args.expect,
                             root=ctx.root)
@@ -182,7 +182,7 @@ def _driver_tests(ctx, args):
 
 def _hang_probe(ctx, args):
     tree = _tree(ctx, args.tree, "master-all")
-    mode = targets_mod.get(ctx, "master").in_mode(args.mode, interpreter=False)
+    mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
     return hangprobe.run(tree, mode.mode.env, args.timeout, retries=args.retries,
                          unset_for=args.unset_for, nova_venv=args.nova_venv,
                          build=ctx.build, root=ctx.root)

@@ -4,14 +4,15 @@ JSON; or ``--list`` the scenarios, or ``--tree`` judge one tree.
 
 Options a variant would ignore are refused (HarnessError) before any tree
 or Ironic is prepared.  ``--mode`` chooses among targets.toml ``[modes]``
-(:func:`novaseries.targets.load_modes`); without it the job runs in the
-default mode (:func:`novaseries.targets.default_modes`).
+(:func:`novaseries.modes.load_modes`); without it the job runs in the
+default mode (:func:`novaseries.modes.default_modes`).
 """
 
 import argparse
 
-from novaseries import targets as targets_mod
+from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries.commands import common
+from novaseries.ironic import service
 from novaseries.mainjob import job, report
 from novaseries.scenarios import bench_table, scenario_table
 from novaseries.util import HarnessError
@@ -25,14 +26,14 @@ EPILOG = "scenarios (novaseries/scenarios/scenario_table.py):\n" + "\n".join(
 
 def bench_spec(spec):
     """argparse type of ``--bench``: ``N:S:K[:option=value,...]`` (see
-    ``bench_table.parse``) or a suite name (``bench_table.SUITES``)."""
-    if spec in bench_table.SUITES:
+    ``bench_table.parse``) or a suite name (``bench_table.BENCH_SUITES``)."""
+    if spec in bench_table.BENCH_SUITES:
         return spec
     try:
         return bench_table.parse(spec).text
     except ValueError as e:
         raise argparse.ArgumentTypeError(
-            f"{e}; or a suite: {', '.join(bench_table.SUITES)}")
+            f"{e}; or a suite: {', '.join(bench_table.BENCH_SUITES)}")
 
 
 def runs(text):
@@ -45,14 +46,14 @@ def runs(text):
 def chosen_modes(ctx, choice):
     """The modes of ``--mode CHOICE``: ``both``: every mode
     (:func:`~novaseries.commands.common.mode_names`); None:
-    :func:`novaseries.targets.default_modes`."""
+    :func:`novaseries.modes.default_modes`."""
     if choice is None:
-        return targets_mod.default_modes(ctx)
+        return modes_mod.default_modes(ctx)
     return common.mode_names(ctx) if choice == "both" else (choice,)
 
 
 def _mode_help(ctx):
-    modes = targets_mod.load_modes(ctx)
+    modes = modes_mod.load_modes(ctx)
     described = "; ".join(f"{name}: {modes[name].description}"
                           + (" (the default here)" if modes[name].default else "")
                           for name in common.mode_names(ctx))
@@ -61,7 +62,7 @@ def _mode_help(ctx):
 
 
 def add_arguments(parser, ctx):
-    parser.add_argument("--target", default="master")
+    parser.add_argument("--target", default=targets_mod.DEFAULT_TARGET)
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         choices=list(scenario_table.BY_NAME),
                         help="only this scenario (repeatable; the names are listed below)")
@@ -72,7 +73,7 @@ def add_arguments(parser, ctx):
                         help="benchmark (repeatable): N concurrent builds on N+S nodes, "
                         "K undeployed in wait call-back, Nova options "
                         f"{', '.join(bench_table.OPTIONS)}; or a suite: "
-                        f"{', '.join(bench_table.SUITES)} (doc/main-job.rst)")
+                        f"{', '.join(bench_table.BENCH_SUITES)} (doc/main-job.rst)")
     parser.add_argument("--bench-runs", type=runs, default=None, metavar="R",
                         help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
                         "the report gives medians)")
@@ -80,8 +81,8 @@ def add_arguments(parser, ctx):
                         "build/results/run/run.json; with --ironic real run-real.json)")
     parser.add_argument("--ironic", choices=("fake", "real"), default="fake",
                         help="fake: the fake Ironic of the series (default); real: a real "
-                        "Ironic 39.0.0 on 127.0.0.1 per tree, through the whole Nova "
-                        "stack, for the scenarios it can play (--list says which)")
+                        f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
+                        "whole Nova stack, for the scenarios it can play (--list says which)")
     parser.add_argument("--mode", choices=(*common.mode_names(ctx), "both"), default=None,
                         help=_mode_help(ctx))
     parser.add_argument("--tree", help="instead: judge this Nova tree (with the series' "
@@ -96,7 +97,7 @@ def run(ctx, args):
             ("--bench-runs", args.bench_runs is not None),
             ("--ironic", args.ironic != "fake"),
             ("--mode", args.mode),
-            ("--target", args.target != "master")) if used]
+            ("--target", args.target != targets_mod.DEFAULT_TARGET)) if used]
         if given:
             raise HarnessError(f"--list lists the scenarios; it does not take "
                                f"{', '.join(given)}")

@@ -47,12 +47,20 @@ import urllib.request
 from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
-from novaseries.ironic.venv import default_build, pinned_venv, project_root
+from novaseries.ironic.venv import default_build, pinned_venv, pinned_version, project_root
 
 LOG = logging.getLogger(__name__)
 
-#: The Ironic release of pins/ironic-pike.txt.
-IRONIC_VERSION = "9.1.7"
+
+def pins_file(root=None):
+    """``pins/ironic-pike.txt``: the frozen set of the pike Ironic venv."""
+    return pathlib.Path(root or project_root()) / "pins" / "ironic-pike.txt"
+
+
+#: The Ironic release of :func:`pins_file` (its ``ironic==VERSION``;
+#: :func:`~novaseries.ironic.venv.pinned_version` raises HarnessError at
+#: import when the line is missing).
+IRONIC_VERSION = pinned_version(pins_file(), "ironic")
 #: Bump when the venv's install recipe changes, to rebuild it.
 VENV_RECIPE = "2"
 
@@ -126,11 +134,6 @@ RABBIT_CONF = "listeners.tcp.default = {ip}:{amqp_port}\nloopback_users = none\n
 
 #: The cleaning network the fake Neutron knows (``[neutron] cleaning_network``).
 CLEANING_NETWORK = "5a7c6b8e-0c1d-4e2f-9a3b-4c5d6e7f8a9b"
-
-
-def pins_file(root=None):
-    """``pins/ironic-pike.txt``: the frozen set of the pike Ironic venv."""
-    return pathlib.Path(root or project_root()) / "pins" / "ironic-pike.txt"
 
 
 def venv_dir(build=None):

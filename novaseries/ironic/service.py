@@ -42,12 +42,21 @@ import threading
 import time
 
 from novaseries import procs, util
-from novaseries.ironic.venv import base_python, default_build, pinned_venv, project_root
+from novaseries.ironic.venv import (base_python, default_build, pinned_venv, pinned_version,
+                                    project_root)
 
 LOG = logging.getLogger(__name__)
 
-#: The Ironic release the pins give, and its API microversion range.
-IRONIC_VERSION = "39.0.0"
+
+def pins_file(root=None):
+    """``pins/ironic.txt``: the frozen requirement set of the Ironic venv."""
+    return pathlib.Path(root or project_root()) / "pins" / "ironic.txt"
+
+
+#: The Ironic release the pins give (``ironic==VERSION`` of
+#: :func:`pins_file`; :func:`~novaseries.ironic.venv.pinned_version`
+#: raises HarnessError at import when the line is missing).
+IRONIC_VERSION = pinned_version(pins_file(), "ironic")
 #: Conductor host name: what ``reservation`` and "locked by host" show.
 CONDUCTOR_HOST = "ironic-local"
 
@@ -61,11 +70,6 @@ RealIronicError = procs.ServiceError
 
 # --------------------------------------------------------------------------
 # venv
-
-
-def pins_file(root=None):
-    """``pins/ironic.txt``: the frozen requirement set of the Ironic venv."""
-    return pathlib.Path(root or project_root()) / "pins" / "ironic.txt"
 
 
 def venv_dir(build=None):

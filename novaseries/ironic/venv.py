@@ -16,6 +16,7 @@ imports none of the others.
 
 import os
 import pathlib
+import re
 import shutil
 
 from novaseries import procs, util
@@ -26,6 +27,26 @@ _ROOT = pathlib.Path(__file__).resolve().parents[2]
 def project_root():
     """The project checkout this module lives in (holds ``pins/``)."""
     return _ROOT
+
+
+def pinned_version(pins, name):
+    """The version pins file ``pins`` gives distribution ``name``: the
+    ``VERSION`` of its ``name==VERSION`` line (a pins file is the one
+    place that says which release a venv holds).
+
+    :raises util.HarnessError: the file is missing or has not exactly one
+        such line.
+    """
+    try:
+        text = pathlib.Path(pins).read_text()
+    except FileNotFoundError:
+        raise util.HarnessError(f"{pins} is missing: it pins the {name} release") from None
+    found = re.findall(rf"^\s*{re.escape(name)}\s*==\s*([^\s;#]+)", text,
+                       re.MULTILINE | re.IGNORECASE)
+    if len(found) != 1:
+        raise util.HarnessError(f"{pins} must have one {name}==VERSION line, not "
+                                f"{len(found)}")
+    return found[0]
 
 
 def default_build():

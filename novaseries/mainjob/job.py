@@ -9,7 +9,7 @@ import contextlib
 import pathlib
 import time
 
-from novaseries import targets as targets_mod, venvs
+from novaseries import modes as modes_mod, targets as targets_mod, venvs
 from novaseries.mainjob import backends, benchreport, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
@@ -20,10 +20,10 @@ from novaseries.util import LOG, HarnessError, say
 BENCH_RUNS = 3
 
 
-def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
+def run(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
         ironic='fake', bench_runs=BENCH_RUNS, modes=None):
     """The main job, in each of ``modes`` (names of ``[modes]`` in
-    targets.toml, ``targets.load_modes``; default ``targets.default_modes``),
+    targets.toml, ``modes.load_modes``; default ``modes.default_modes``),
     one after the other.  Returns the exit status (0: fixed tree all right
     in every mode and, with ``bench``, the benchmark without problems).
 
@@ -38,7 +38,7 @@ def run(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
                 bench_runs, modes)[0]
 
 
-def play_real(ctx, target_name='master', scenarios=(), modes=None,
+def play_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=None,
               json_out=None):
     """``run --ironic real``: the scenarios through Nova's whole stack
     (API, conductor, scheduler, placement, compute with the real
@@ -65,7 +65,7 @@ def play_real(ctx, target_name='master', scenarios=(), modes=None,
                 ironic='real', modes=modes)
 
 
-def play(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
+def play(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
          ironic='fake', bench_runs=BENCH_RUNS, modes=None):
     """:func:`run` with the backend ``ironic`` (``backends.BACKENDS``):
     prepare both trees and the target's venv, start the backend, then in
@@ -76,8 +76,8 @@ def play(ctx, target_name='master', scenarios=(), bench=(), json_out=None,
     """
     backend_type = backends.BACKENDS[ironic]
     names = backend_type.scenarios(scenarios, bench)
-    modes = tuple(modes or targets_mod.default_modes(ctx))
-    known = targets_mod.load_modes(ctx)
+    modes = tuple(modes or modes_mod.default_modes(ctx))
+    known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     start = time.monotonic()
     trees = trees_mod.prepare_trees(ctx, target)
@@ -147,17 +147,17 @@ def _bench_report(mode, data):
     return problems
 
 
-def check_tree(ctx, tree, target_name='master', scenarios=(),
+def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
                json_out=None, modes=None):
     """Run the scenarios in one Nova tree of the user's and judge it as a
     fixed tree (e.g. a distribution's patched Nova), in each of ``modes``
-    (default ``targets.default_modes``).
+    (default ``modes.default_modes``).
 
     The tree must contain the series' test fixtures (both fake Ironic
     commits: ``nova/tests/fixtures/ironic.py`` with its teardown controls
     and ``nova/tests/functional/ironic/base.py``). Returns the exit status.
     """
-    modes = tuple(modes or targets_mod.default_modes(ctx))
+    modes = tuple(modes or modes_mod.default_modes(ctx))
     tree = pathlib.Path(tree).resolve()
     fixture = tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py'
     if not (fixture.exists() and 'def on_poll' in fixture.read_text() and
@@ -166,7 +166,7 @@ def check_tree(ctx, tree, target_name='master', scenarios=(),
         raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "
                            "controls: apply at least the series' first "
                            "three commits")
-    known = targets_mod.load_modes(ctx)
+    known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
     result = {'modes': list(modes), 'by_mode': {}}

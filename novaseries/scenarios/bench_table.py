@@ -30,7 +30,7 @@ OPTIONS = {
 }
 
 #: Named sets of specs (``--bench scale``); "all" is every one.
-SUITES = {
+BENCH_SUITES = {
     'scale': ('10:2:2', '50:10:10', '100:20:20',
               '100:20:20:max_concurrent_builds=0'),
     'alternates': (
@@ -45,9 +45,9 @@ SUITES = {
 }
 #: No teardown: both trees do the same work, so their healthy builds'
 #: cost compares the driver's wait loop alone.
-SUITES['cost'] = ('50:0:0',)
-SUITES['all'] = tuple(dict.fromkeys(
-    SUITES['cost'] + SUITES['scale'] + SUITES['alternates']))
+BENCH_SUITES['cost'] = ('50:0:0',)
+BENCH_SUITES['all'] = tuple(dict.fromkeys(
+    BENCH_SUITES['cost'] + BENCH_SUITES['scale'] + BENCH_SUITES['alternates']))
 
 #: The keys of one run's record (what the player writes per spec and run).
 RECORD = {
@@ -194,7 +194,7 @@ def expand(items):
     """
     specs = []
     for item in items:
-        for text in SUITES.get(item, (item,)):
+        for text in BENCH_SUITES.get(item, (item,)):
             spec = parse(text)
             if spec not in specs:
                 specs.append(spec)
