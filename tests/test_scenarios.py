@@ -4,9 +4,11 @@ evaluate, the verdict table, the ci step's unittest parsing and the
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import re
 import unittest
+from unittest import mock
 
 from novaseries import cisteps, outcomes, modes as modes_mod
 from novaseries.commands import run as run_command
@@ -1265,23 +1267,22 @@ class ParseTest(unittest.TestCase):
                 run_command.runs(bad)
 
 
-if __name__ == '__main__':
-    unittest.main()
-
-
 class CheckTreeTest(helpers.ProjectTestCase):
     """``run --tree``: a scenario the player could not play (no status,
     no verdict) is reported wrong, not a crash of the report."""
 
-    def test_observation_without_status(self):
-        from unittest import mock
+    def _tree(self):
         tree = self.tmp / "tree"
         fixtures = tree / "nova" / "tests" / "fixtures"
-        fixtures.mkdir(parents=True)
+        fixtures.mkdir(parents=True, exist_ok=True)
         (fixtures / "ironic.py").write_text("def on_poll(): pass\n")
         base = tree / "nova" / "tests" / "functional" / "ironic"
-        base.mkdir(parents=True)
+        base.mkdir(parents=True, exist_ok=True)
         (base / "base.py").write_text("")
+        return tree
+
+    def test_observation_without_status(self):
+        tree = self._tree()
         obs = {'scenario': 'undeploy-deleting',
                'error': 'player error: AssertionError: not polled'}
         out = self.tmp / "tree.json"
@@ -1299,3 +1300,35 @@ class CheckTreeTest(helpers.ProjectTestCase):
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
         self.assertIn('0 of 1 scenarios right', lines)
+
+    def _lock_events(self):
+        events = []
+
+        @contextlib.contextmanager
+        def file_lock(path, what):
+            events.append(('lock', path))
+            try:
+                yield
+            finally:
+                events.append('released')
+        return events, mock.patch.object(job, 'file_lock', file_lock)
+
+    def test_one_main_job_at_a_time(self):
+        # run and run --tree rebuild build/run's trees and write
+        # build/results/run: each holds the main job's lock meanwhile
+        events, locked = self._lock_events()
+        with locked, mock.patch.object(job.trees_mod, 'prepare_trees', side_effect=(
+                lambda *a: events.append('trees') or {})), \
+                mock.patch.object(job.venvs, 'ensure_venv', side_effect=HarnessError('stop')):
+            with self.assertRaisesRegex(HarnessError, 'stop'):
+                job.play(self.ctx, 'fake', ('undeploy-deleting',))
+        self.assertEqual([('lock', self.ctx.build / 'run.lock'), 'trees', 'released'], events)
+        events.clear()
+        with locked, mock.patch.object(job, '_check_tree', side_effect=(
+                lambda *a: events.append('played') or 0)):
+            self.assertEqual(0, job.check_tree(self.ctx, self._tree(), 'fake'))
+        self.assertEqual([('lock', self.ctx.build / 'run.lock'), 'played', 'released'], events)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -14,7 +14,7 @@ from novaseries.mainjob import backends, benchreport, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import bench_table
-from novaseries.util import LOG, HarnessError, say
+from novaseries.util import LOG, HarnessError, file_lock, say
 
 #: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
 BENCH_RUNS = 3
@@ -74,6 +74,18 @@ def play(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), js
 
     :returns: ``(exit status, the path of this run's JSON)``.
     """
+    with owned(ctx):
+        return _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, modes)
+
+
+def owned(ctx):
+    """Hold the main job's lock for the block: a second main job on the
+    same build directory waits (it would rebuild ``build/run``'s trees
+    under the first one's players and overwrite its results)."""
+    return file_lock(ctx.build / 'run.lock', 'the main job (build/run)')
+
+
+def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, modes):
     backend_type = backends.BACKENDS[ironic]
     names = backend_type.scenarios(scenarios, bench)
     modes = tuple(modes or modes_mod.default_modes(ctx))
@@ -166,6 +178,11 @@ def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
         raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "
                            "controls: apply at least the series' first "
                            "three commits")
+    with owned(ctx):
+        return _check_tree(ctx, tree, target_name, scenarios, json_out, modes)
+
+
+def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
     known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
