@@ -53,11 +53,10 @@ class LayoutTest(unittest.TestCase):
                     if parts[:2] == ["novaseries", "ironic"] and len(parts) > 2:
                         self.assertIn(parts[2], ORDER[:i], f"{name} imports {imported}")
 
-    def test_no_import_inside_a_function_and_no_long_module(self):
+    def test_no_import_inside_a_function(self):
         for path in WING.rglob("*.py"):
             inside = [node.lineno for node, in_function in _imports(path) if in_function]
             self.assertEqual([], inside, path)
-            self.assertLessEqual(len(path.read_text().splitlines()), 500, path)
 
     def test_the_runs_find_their_tests(self):
         self.assertTrue((driver_tests.DRIVER_TESTS / "test_e2e.py").is_file())
