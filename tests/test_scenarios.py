@@ -1314,8 +1314,10 @@ class CheckTreeTest(helpers.ProjectTestCase):
         return events, mock.patch.object(job, 'file_lock', file_lock)
 
     def test_one_main_job_at_a_time(self):
-        # run and run --tree rebuild build/run's trees and write
-        # build/results/run: each holds the main job's lock meanwhile
+        # run (fake Ironic) and run --tree write their players' results
+        # to build/results/run: each holds its lock meanwhile; a real
+        # Ironic's run writes its own folder and takes none (ci runs it
+        # beside the fake one)
         events, locked = self._lock_events()
         with locked, mock.patch.object(job.trees_mod, 'prepare_trees', side_effect=(
                 lambda *a: events.append('trees') or {})), \
@@ -1323,6 +1325,13 @@ class CheckTreeTest(helpers.ProjectTestCase):
             with self.assertRaisesRegex(HarnessError, 'stop'):
                 job.play(self.ctx, 'fake', ('undeploy-deleting',))
         self.assertEqual([('lock', self.ctx.build / 'run.lock'), 'trees', 'released'], events)
+        events.clear()
+        with locked, mock.patch.object(job.trees_mod, 'prepare_trees', side_effect=(
+                lambda *a: events.append('trees') or {})), \
+                mock.patch.object(job.venvs, 'ensure_venv', side_effect=HarnessError('stop')):
+            with self.assertRaisesRegex(HarnessError, 'stop'):
+                job.play(self.ctx, 'fake', ('undeploy-deleting',), ironic='real')
+        self.assertEqual(['trees'], events)
         events.clear()
         with locked, mock.patch.object(job, '_check_tree', side_effect=(
                 lambda *a: events.append('played') or 0)):

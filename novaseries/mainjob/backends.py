@@ -67,6 +67,9 @@ class Fake:
     wall = 'wall@0'
     #: where the players write (None: ``build/results/run``)
     outdir = None
+    #: the run writes ``build/results/run`` itself: one such run (and
+    #: ``run --tree``) per build directory at a time (``job.owned``)
+    exclusive = True
 
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx
@@ -118,6 +121,8 @@ class Real:
 
     bench = False
     wall = 'wall'
+    #: each run writes its own ``real/<runid>`` folder
+    exclusive = False
 
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx

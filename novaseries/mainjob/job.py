@@ -74,15 +74,16 @@ def play(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), js
 
     :returns: ``(exit status, the path of this run's JSON)``.
     """
-    with owned(ctx):
+    with (owned(ctx) if backends.BACKENDS[ironic].exclusive else contextlib.nullcontext()):
         return _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, modes)
 
 
 def owned(ctx):
-    """Hold the main job's lock for the block: a second main job on the
-    same build directory waits (it would rebuild ``build/run``'s trees
-    under the first one's players and overwrite its results)."""
-    return file_lock(ctx.build / 'run.lock', 'the main job (build/run)')
+    """Hold the lock of ``build/results/run`` for the block: a run that
+    writes its players' results there (the fake Ironic's, ``run --tree``)
+    waits for another one, which would overwrite them.  The trees are
+    shared (``tree.prepare`` locks each while it builds it)."""
+    return file_lock(ctx.build / 'run.lock', 'the main job (build/results/run)')
 
 
 def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, modes):
