@@ -110,10 +110,10 @@ class Task:
 
     def __init__(self, name, func, deps=(), light=False):
         self.name, self.func, self.deps = name, func, set(deps)
-        #: a task that mostly waits (measured: the real-Ironic tests use
-        #: about a fifth of one core): :func:`run_tasks` runs it as soon as
-        #: its deps have ended, beside the ``parallel`` others, and it does
-        #: not count in the cores' sharing-out.
+        #: a task that mostly waits (on real services' state changes):
+        #: :func:`run_tasks` runs it as soon as its deps have ended, beside
+        #: the ``parallel`` others, and it does not count in the cores'
+        #: sharing-out.
         self.light = light
 
 

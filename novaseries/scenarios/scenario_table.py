@@ -131,7 +131,8 @@ KINDS = {
 
 #: What an action (a scenario's ``action``, or a step of ``then``) does,
 #: right after its poll, to the node being deployed: action -> what (the
-#: player's method for each: ``play_fake.ACTION_PLAYERS``).
+#: player's method for each: ``scenario_test.ACTION_PLAYERS``,
+#: ``_act_<action>``).
 ACTIONS = {
     'undeploy': 'the operator undeploys the node',
     'maintenance-delete': 'the operator sets maintenance and deletes the '

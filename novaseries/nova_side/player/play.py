@@ -101,10 +101,9 @@ def main(argv=None):
             ' ERROR IN PLAYER' if rec.get('error') else '',
             rec.get('test_seconds', 0)), file=sys.stdout, flush=True)
     if args.bench:
-        # One run of one spec per process. In one process for all, the
-        # 15th run (after two 100-build runs) failed in Nova's database
-        # fixture ("'_TestTransactionFactory' object has no attribute
-        # '_url_cfg'"), and every run after it.
+        # One run of one spec per process: Nova's database fixture does
+        # not survive many runs in one process (its transaction factory
+        # loses its configuration and every later run fails).
         spec, run = args.bench
         parsed = bench_table.parse(spec)
         watchdog = play_bench.Watchdog(args.out, {

@@ -1,5 +1,5 @@
-"""How the player starts each kind of scenario (``scenario_table.KINDS``)
-against the fake Ironic: :class:`KindPlayers`, a mixin of
+"""How the player starts each kind of scenario (``scenario_table.KINDS``),
+against either Ironic (fake or real): :class:`KindPlayers`, a mixin of
 ``scenario_test.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
 kind.  Each method boots, acts and returns ``(server, its first node, the
 action's time (monotonic s))``; ``ScenarioTest._run`` settles and records.
