@@ -247,11 +247,9 @@ class Step(typing.NamedTuple):
 #: order (:func:`steps` adds the mypy steps).  The real Ironics' steps
 #: mostly wait for the services' state changes: they run beside the
 #: targets' tests.  ``main job vs real Ironic`` mostly waits for the real
-#: Ironics too (the scenarios' polls are 1 s apart); like ``main job`` it
-#: is a main job, which holds ``build/run.lock`` for its whole run
-#: (:func:`novaseries.mainjob.job.owned`): the two take turns, the second
-#: to start waiting (idle, its time counted in its step's) until the
-#: first has ended.
+#: Ironics too (the scenarios' polls are 1 s apart); it shares the main
+#: job's trees and writes a folder of its own, so it runs beside ``main
+#: job`` (only that one holds :func:`novaseries.mainjob.job.owned`).
 FIXED_STEPS = (
     Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
     Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,

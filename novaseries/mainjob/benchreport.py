@@ -2,8 +2,8 @@
 
 The records (keys: ``bench_table.RECORD``) come from both trees' players,
 R runs per spec; everything here is arithmetic on them (no Nova needed).
-The tables are reStructuredText simple tables; doc/main-job.rst quotes
-them as a run printed them.
+The tables are reStructuredText simple tables, to be pasted into a
+document as a run printed them.
 
 Statistics use the *valid* runs only: a run whose player failed or whose
 servers did not settle is a problem, and its numbers are left out.
