@@ -20,8 +20,8 @@ from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 
 from novaseries.nova_side.player.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
 from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
-from novaseries.scenarios.scenario_table import (  # noqa: E402
-    ACTIONS, HELD_ACTIONS, KINDS, OTHER_INSTANCE)
+from novaseries.scenarios.scenario import ACTIONS, HELD_ACTIONS, KINDS  # noqa: E402
+from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
 #: A server is settled when nothing changed for this long (seconds) and no
@@ -154,7 +154,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             time.sleep(0.05)
 
     def _act(self, action, node_id, server_id):
-        """Perform ``action`` (a key of ``scenario_table.ACTIONS``) on the
+        """Perform ``action`` (a key of ``scenario.ACTIONS``) on the
         node being deployed, through :data:`ACTION_PLAYERS`.
 
         Runs in the driver's thread, right after its poll, with the fake
@@ -310,7 +310,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             rec['recovery'] = self._recovery_steps(server)
 
 
-#: The player's method for each action of ``scenario_table.ACTIONS``.
+#: The player's method for each action of ``scenario.ACTIONS``.
 ACTION_PLAYERS = {action: '_act_' + action.replace('-', '_')
                   for action in ACTIONS}
 
