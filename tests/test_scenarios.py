@@ -598,6 +598,8 @@ class EndStateTest(unittest.TestCase):
             scenario.Scenario('x', 'x', waive={'node-kept': ' '})
         sc = table.BY_NAME['reap-deleted-log']
         self.assertEqual(['node-kept'], list(sc.waive))
+        with self.assertRaises(TypeError):
+            sc.waive['port'] = 'read-only'
         leaked = _node(provision_state='active', instance_id=SERVER,
                        instance_info=True)
         obs = _obs(scenario='reap-deleted-log', status='DELETED', fault=None,
@@ -828,7 +830,7 @@ class OutageUserDeleteTest(unittest.TestCase):
         self.assertEqual(('api-down-delete', 'outage-delete', 2),
                          (sc.action, sc.kind, sc.api_max_retries))
         self.assertIs(sc.end_state, sc.fixed[0])
-        self.assertTrue(sc.real is True)
+        self.assertIsNone(sc.real_unplayable)
         self.assertIn(sc.name, table.REAL_CI)
 
     def test_fixed(self):

@@ -9,6 +9,7 @@ rows with it.
 """
 
 import dataclasses
+import types
 import typing
 
 from novaseries.scenarios.bounds import (
@@ -145,7 +146,8 @@ class Scenario:
         delete: the end-state invariant's claim-kept form.
     :param waive: ``{part: why}``: parts of the end-state invariant
         (``invariant.END_STATE_PARTS``) this scenario does not check, each
-        with its reason; an unknown part is refused.
+        with its reason; an unknown part is refused.  Kept read-only
+        (a ``types.MappingProxyType``; empty when None).
     :param bug: the fixed-tree checks whose failure on the reproducer tree
         is the bug's symptom (:data:`END_STATE` for the end-state
         invariant): they come first in ``fixed``, so that the reproducer's
@@ -157,9 +159,9 @@ class Scenario:
     :param real_ironic: the end-to-end test of ``novaseries/nova_side/
         driver_tests/test_e2e.py`` that plays the scenario at the driver level against
         a real Ironic (``novaseries ironic driver-tests``), or None.
-    :param real: True when ``novaseries run --ironic real`` plays the
-        scenario through Nova's whole stack against a real Ironic
-        (``real_backend.py``); otherwise why it does not (a text).
+    :param real_unplayable: why ``novaseries run --ironic real`` cannot
+        play the scenario through Nova's whole stack against a real Ironic
+        (``real_backend.py``), or None: it plays it.
     :param max_polls: the fixed tree's driver polls from the action to
         the end (``polls_after_action``), at most (:func:`polls_at_most`,
         added to ``fixed``); default :data:`DEFAULT_MAX_POLLS`.
@@ -170,7 +172,8 @@ class Scenario:
         (an unknown kind, action, step or loop, no node, no attempt, an
         unknown or unexplained waiver, the end-state invariant listed by
         hand, a log check as the bug, a reproducer column for a scenario
-        that cannot be played there).
+        that cannot be played there, a blank reason a tree or a real
+        Ironic cannot play it).
     """
 
     name: str
@@ -191,10 +194,10 @@ class Scenario:
     reproducer: tuple = ()
     fixed: tuple = ()
     real_ironic: typing.Optional[str] = None
-    real: typing.Union[bool, str] = True
+    real_unplayable: typing.Optional[str] = None
     max_polls: int = DEFAULT_MAX_POLLS
     claim_kept: bool = False
-    waive: typing.Optional[dict] = None
+    waive: typing.Optional[typing.Mapping[str, str]] = None
     bug: tuple = ()
     reproducer_unplayable: typing.Optional[str] = None
     max_seconds: typing.Optional[float] = None
@@ -224,6 +227,11 @@ class Scenario:
             raise ValueError('scenario %s: a scenario that cannot be played '
                              'on the reproducer tree says why, and has no '
                              'reproducer column' % name)
+        if self.real_unplayable is not None and not (
+                isinstance(self.real_unplayable, str)
+                and self.real_unplayable.strip()):
+            raise ValueError('scenario %s: a scenario a real Ironic cannot '
+                             'play says why (a text)' % name)
         if any(getattr(c, 'end_state', False) for c in self.fixed):
             raise ValueError('scenario %s: the end-state invariant is added '
                              'to every fixed column (claim_kept=, waive=)'
@@ -243,7 +251,8 @@ class Scenario:
                 polls_at_most(self.max_polls), seconds_at_most(max_seconds),
                 no_foreign_uuid)
         for field, value in (('then', then), ('end_state', invariant),
-                             ('waive', invariant.waive), ('bug', bug),
+                             ('waive', types.MappingProxyType(
+                                 dict(invariant.waive))), ('bug', bug),
                              ('max_seconds', max_seconds),
                              ('reproducer', tuple(self.reproducer)),
                              ('fixed', fixed)):

@@ -173,11 +173,11 @@ SCENARIOS = [
              max_attempts=1, source='control',
              reproducer=[status('ERROR'), fault_has(DEPLOY_ABORTED), clean],
              fixed=[status('ERROR'), fault_has(DEPLOY_ABORTED)],
-             real='a real abort leaves the node `deploy failed` with '
-                  'last_error null for about 2 s (doc/real-ironic.rst): the '
-                  "driver's poll then gives the fault 'Failed to provision "
-                  "instance <uuid>: None', where the fake sets last_error at "
-                  'once; a difference this series does not fix'),
+             real_unplayable='a real abort leaves the node `deploy failed` '
+             'with last_error null for about 2 s (doc/real-ironic.rst): the '
+             "driver's poll then gives the fault 'Failed to provision "
+             "instance <uuid>: None', where the fake sets last_error at "
+             'once; a difference this series does not fix'),
     Scenario('user-delete', 'control: user deletes the server during the '
              'deploy (LP 1455000)', action='user-delete',
              source='LP 1455000',
@@ -369,10 +369,10 @@ SCENARIOS = [
              fixed=[status('DELETED'), fault_created(FAILED_ABORTED),
                     teardown_refused],
              max_polls=9,
-             real='a running Ironic 39.0.0 does not refuse one tear-down '
-                  "request with 503 on demand; a 503 forged in Nova's "
-                  'session would test the forgery, and a stopped API gives '
-                  'a connection error (another driver path)'),
+             real_unplayable='a running Ironic 39.0.0 does not refuse one '
+             "tear-down request with 503 on demand; a 503 forged in Nova's "
+             'session would test the forgery, and a stopped API gives a '
+             'connection error (another driver path)'),
     # -- a separate bug (patches/rebuild/)
     Scenario('rebuild-newest-microversion', 'rebuild of an ACTIVE '
              'image-backed server with another image at the newest compute '
