@@ -140,25 +140,30 @@ class TableTest(unittest.TestCase):
 
     def test_player_dispatches_through_the_tables(self):
         # scenario_test imports Nova: read it.  KIND_PLAYERS names a method of
-        # ScenarioTest for every kind of the table, ACTION_PLAYERS one
-        # (_act_<action>) for every action, and _act and _run dispatch
+        # ScenarioTest for every kind of scenario.KINDS, ACTION_PLAYERS one
+        # for every action of scenario.ACTIONS, and _act and _run dispatch
         # through them (no if/elif on a kind or an action left).
         source = SCENARIO_TEST.read_text()
-        kinds = ast.parse(PLAY_KINDS.read_text())
-        methods = {n.name for tree, name in ((ast.parse(source), 'ScenarioTest'),
-                                             (kinds, 'KindPlayers'))
+        trees = {'kinds': ast.parse(PLAY_KINDS.read_text()),
+                 'actions': ast.parse(source)}
+        methods = {n.name for tree, name in ((trees['actions'], 'ScenarioTest'),
+                                             (trees['kinds'], 'KindPlayers'))
                    for case in tree.body if isinstance(case, ast.ClassDef)
                    and case.name == name
                    for n in case.body if isinstance(n, ast.FunctionDef)}
-        players = next(ast.literal_eval(n.value) for n in kinds.body
-                       if isinstance(n, ast.Assign)
-                       and getattr(n.targets[0], 'id', '') == 'KIND_PLAYERS')
+
+        def literal(tree, name):
+            return next(ast.literal_eval(n.value) for n in tree.body
+                        if isinstance(n, ast.Assign)
+                        and getattr(n.targets[0], 'id', '') == name)
+        players = literal(trees['kinds'], 'KIND_PLAYERS')
         self.assertEqual(set(scenario.KINDS), set(players))
         self.assertEqual([], sorted(set(players.values()) - methods))
-        acts = {'_act_' + a.replace('-', '_') for a in scenario.ACTIONS}
-        self.assertEqual([], sorted(acts - methods))
+        acts = literal(trees['actions'], 'ACTION_PLAYERS')
+        self.assertEqual(set(scenario.ACTIONS), set(acts))
+        self.assertEqual([], sorted(set(acts.values()) - methods))
         self.assertEqual([], sorted(m for m in methods if m.startswith('_act_')
-                                    and m not in acts))
+                                    and m not in acts.values()))
         self.assertIsNone(re.search(r"elif (sc\.kind|action) ==", source))
         # every kind and action of the table is played by some scenario
         self.assertEqual(set(scenario.KINDS), {sc.kind for sc in table.SCENARIOS})

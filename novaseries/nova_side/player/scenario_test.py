@@ -28,6 +28,21 @@ from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 #: build is running.
 SETTLE_QUIET = 0.6
 
+#: The player's method for each action of ``scenario.ACTIONS``.
+ACTION_PLAYERS = {
+    'undeploy': '_act_undeploy',
+    'maintenance-delete': '_act_maintenance_delete',
+    'fail': '_act_fail',
+    'abort': '_act_abort',
+    'reassociate': '_act_reassociate',
+    'user-delete': '_act_user_delete',
+    'delete': '_act_delete',
+    'undeploy-delete': '_act_undeploy_delete',
+    'api-blip': '_act_api_blip',
+    'api-down': '_act_api_down',
+    'api-down-delete': '_act_api_down_delete',
+}
+
 
 class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
     """Runs one Scenario (set as the class attribute SCENARIO)."""
@@ -310,19 +325,17 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             rec['recovery'] = self._recovery_steps(server)
 
 
-#: The player's method for each action of ``scenario.ACTIONS``.
-ACTION_PLAYERS = {action: '_act_' + action.replace('-', '_')
-                  for action in ACTIONS}
-
-
 def check_tables(case=ScenarioTest):
-    """Every kind and action of the scenario table has a method of
-    ``case``, and no method is left without one.
+    """The player's tables match the scenario vocabulary:
+    :data:`KIND_PLAYERS` has exactly the kinds of ``scenario.KINDS``,
+    :data:`ACTION_PLAYERS` exactly the actions of ``scenario.ACTIONS``,
+    and each entry names a method of ``case``.
 
     :raises RuntimeError: they do not match (the player cannot play
         the table).
     """
-    wrong = sorted(set(KIND_PLAYERS) ^ set(KINDS)) + [
+    wrong = sorted(set(KIND_PLAYERS) ^ set(KINDS)) + sorted(
+        set(ACTION_PLAYERS) ^ set(ACTIONS)) + [
         m for m in (*KIND_PLAYERS.values(), *ACTION_PLAYERS.values())
         if not callable(getattr(case, m, None))]
     if wrong:
