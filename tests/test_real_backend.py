@@ -10,7 +10,7 @@ import unittest
 
 from novaseries.mainjob import backends, report
 from novaseries.ironic import real_backend as rb, real_deploy, request_log
-from novaseries.scenarios import scenario_table as table
+from novaseries.scenarios import scenario, scenario_table as table
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -323,18 +323,19 @@ class PollTest(unittest.TestCase):
 
 class PlayableTest(unittest.TestCase):
 
-    def test_every_scenario_says(self):
-        for sc in table.SCENARIOS:
-            with self.subTest(sc.name):
-                self.assertTrue(sc.real is True or (
-                    isinstance(sc.real, str) and sc.real))
+    def test_unplayable_says_why(self):
+        for why in ('', ' ', True):
+            with self.subTest(why=why), self.assertRaisesRegex(
+                    ValueError, 'a real Ironic cannot play says why'):
+                scenario.Scenario('x', 'x', real_unplayable=why)
 
     def test_unplayable_refused_with_reason(self):
-        bad = [s for s in table.SCENARIOS if s.real is not True]
+        bad = [s for s in table.SCENARIOS if s.real_unplayable is not None]
         self.assertTrue(bad)
+        self.assertNotIn(bad[0].name, backends.real_scenarios())
         with self.assertRaises(HarnessError) as e:
             backends.real_scenarios([bad[0].name])
-        self.assertIn(bad[0].real, str(e.exception))
+        self.assertIn(bad[0].real_unplayable, str(e.exception))
 
     def test_ci_subset_is_playable(self):
         self.assertLessEqual(set(table.REAL_CI), set(backends.real_scenarios()))

@@ -14,7 +14,7 @@ from novaseries import cisteps, outcomes, modes as modes_mod
 from novaseries.commands import run as run_command
 from novaseries.mainjob import job, judge, report
 from novaseries.scenarios import (bounds, checks, invariant, outage_checks,
-                                  scenario_table as table, texts)
+                                  scenario, scenario_table as table, texts)
 from novaseries.util import HarnessError
 from tests import helpers
 
@@ -33,6 +33,8 @@ PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'scenario_test', 'play_fake',
                                            'play_kinds', 'play_record',
                                            'play_real', 'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
+#: What a scenario is, and the kinds and actions it names.
+SCENARIO = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario.py'
 SCENARIO_TEST = PLAYER_DIR / 'scenario_test.py'
 PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
 #: The modules of the table's checks: {module name: path}.
@@ -103,25 +105,30 @@ class TableTest(unittest.TestCase):
                 self.assertTrue(all(texts), (sc.name, tree, texts))
 
     def test_player_takes_its_scenarios_from_the_table(self):
-        taken = set()
+        taken = {'novaseries.scenarios.scenario_table': set(),
+                 'novaseries.scenarios.scenario': set()}
         for path in PLAYER:
             tree = ast.parse(path.read_text())
             calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
                      getattr(n.func, 'id', None) == 'Scenario']
             self.assertEqual([], calls, f'{path.name} defines scenarios itself')
-            imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and
-                       n.module == 'novaseries.scenarios.scenario_table']
-            taken |= {a.name for a in imports for a in a.names}
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.module in taken:
+                    taken[n.module] |= {a.name for a in n.names}
             # every import of the player is a package import
             self.assertEqual([], [n.module for n in tree.body if isinstance(
-                n, ast.ImportFrom) and n.module in ('scenario_table', 'bench_table',
-                                                    'real_backend')], path.name)
-        self.assertEqual({'ACTIONS', 'BY_NAME', 'HELD_ACTIONS', 'KINDS', 'OUTAGE_ACTIONS',
-                          'OTHER_INSTANCE', 'SCENARIOS'},
-                         taken)
-        # ... and the table needs nothing but its checks, which need
-        # nothing but the standard library and each other
-        for path, allowed in ((TABLE, {*CHECKS, 'dataclasses', 'typing'}),
+                n, ast.ImportFrom) and n.module in ('scenario_table', 'scenario',
+                                                    'bench_table', 'real_backend')],
+                             path.name)
+        # the scenarios from the table, their vocabulary from scenario.py
+        self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'},
+                         taken['novaseries.scenarios.scenario_table'])
+        self.assertEqual({'ACTIONS', 'HELD_ACTIONS', 'KINDS', 'OUTAGE_ACTIONS'},
+                         taken['novaseries.scenarios.scenario'])
+        # ... and the table needs nothing but Scenario and its checks,
+        # which need nothing but the standard library and each other
+        for path, allowed in ((TABLE, {*CHECKS, 'novaseries.scenarios.scenario'}),
+                              (SCENARIO, {*CHECKS, 'dataclasses', 'types', 'typing'}),
                               *((path, {*CHECKS, 're'} - {name})
                                 for name, path in CHECKS.items())):
             for node in ast.walk(ast.parse(path.read_text())):
@@ -133,31 +140,36 @@ class TableTest(unittest.TestCase):
 
     def test_player_dispatches_through_the_tables(self):
         # scenario_test imports Nova: read it.  KIND_PLAYERS names a method of
-        # ScenarioTest for every kind of the table, ACTION_PLAYERS one
-        # (_act_<action>) for every action, and _act and _run dispatch
+        # ScenarioTest for every kind of scenario.KINDS, ACTION_PLAYERS one
+        # for every action of scenario.ACTIONS, and _act and _run dispatch
         # through them (no if/elif on a kind or an action left).
         source = SCENARIO_TEST.read_text()
-        kinds = ast.parse(PLAY_KINDS.read_text())
-        methods = {n.name for tree, name in ((ast.parse(source), 'ScenarioTest'),
-                                             (kinds, 'KindPlayers'))
+        trees = {'kinds': ast.parse(PLAY_KINDS.read_text()),
+                 'actions': ast.parse(source)}
+        methods = {n.name for tree, name in ((trees['actions'], 'ScenarioTest'),
+                                             (trees['kinds'], 'KindPlayers'))
                    for case in tree.body if isinstance(case, ast.ClassDef)
                    and case.name == name
                    for n in case.body if isinstance(n, ast.FunctionDef)}
-        players = next(ast.literal_eval(n.value) for n in kinds.body
-                       if isinstance(n, ast.Assign)
-                       and getattr(n.targets[0], 'id', '') == 'KIND_PLAYERS')
-        self.assertEqual(set(table.KINDS), set(players))
+
+        def literal(tree, name):
+            return next(ast.literal_eval(n.value) for n in tree.body
+                        if isinstance(n, ast.Assign)
+                        and getattr(n.targets[0], 'id', '') == name)
+        players = literal(trees['kinds'], 'KIND_PLAYERS')
+        self.assertEqual(set(scenario.KINDS), set(players))
         self.assertEqual([], sorted(set(players.values()) - methods))
-        acts = {'_act_' + a.replace('-', '_') for a in table.ACTIONS}
-        self.assertEqual([], sorted(acts - methods))
+        acts = literal(trees['actions'], 'ACTION_PLAYERS')
+        self.assertEqual(set(scenario.ACTIONS), set(acts))
+        self.assertEqual([], sorted(set(acts.values()) - methods))
         self.assertEqual([], sorted(m for m in methods if m.startswith('_act_')
-                                    and m not in acts))
+                                    and m not in acts.values()))
         self.assertIsNone(re.search(r"elif (sc\.kind|action) ==", source))
         # every kind and action of the table is played by some scenario
-        self.assertEqual(set(table.KINDS), {sc.kind for sc in table.SCENARIOS})
+        self.assertEqual(set(scenario.KINDS), {sc.kind for sc in table.SCENARIOS})
         used = {sc.action for sc in table.SCENARIOS} | {
             step[1] for sc in table.SCENARIOS for step in sc.then}
-        self.assertEqual(set(table.ACTIONS), used - {None})
+        self.assertEqual(set(scenario.ACTIONS), used - {None})
 
     def test_unknown_kind_action_or_step_refused(self):
         for kwargs, error in (
@@ -169,8 +181,8 @@ class TableTest(unittest.TestCase):
                 (dict(nodes=0), 'nodes and max_attempts'),
                 (dict(max_attempts=0), 'nodes and max_attempts')):
             with self.subTest(kwargs=kwargs), self.assertRaisesRegex(ValueError, error):
-                table.Scenario('x', 'x', **kwargs)
-        sc = table.Scenario('x', 'x', then=[[1, 'delete', 'teardown']])
+                scenario.Scenario('x', 'x', **kwargs)
+        sc = scenario.Scenario('x', 'x', then=[[1, 'delete', 'teardown']])
         self.assertEqual(((1, 'delete', 'teardown'),), sc.then)
         self.assertEqual([[1, 'delete', 'teardown']], sc.describe()['then'])
         with self.assertRaises(dataclasses.FrozenInstanceError):
@@ -336,10 +348,10 @@ class ChecksTest(unittest.TestCase):
             'Build of instance %s aborted: Instance %s could not be found.' % (
                 SERVER, SERVER)))
         self.assertTrue(any('lacks' in p for p in
-                            table.judge('abort', 'fixed', other)))
+                            judge.problems_of('abort', 'fixed', other)))
         right = dict(other, fault='Failed to provision instance %s: By '
                      'request, the deploy operation was aborted' % SERVER)
-        self.assertFalse([p for p in table.judge('abort', 'fixed', right)
+        self.assertFalse([p for p in judge.problems_of('abort', 'fixed', right)
                           if 'fault' in p])
         # the fault is about this server, not any
         failed = checks.fault_has(texts.DEPLOY_FAILED)
@@ -523,7 +535,7 @@ class ChecksTest(unittest.TestCase):
             self.assertIn('at most %d driver polls after the action'
                           % sc.max_polls, sc.expectations('fixed'))
         self.assertEqual(bounds.DEFAULT_MAX_POLLS,
-                         table.Scenario('x', 'x').max_polls)
+                         scenario.Scenario('x', 'x').max_polls)
 
 
 class EndStateTest(unittest.TestCase):
@@ -531,11 +543,11 @@ class EndStateTest(unittest.TestCase):
     construction; a scenario waives a part of it only by name, with a
     reason, and may keep a claim on purpose."""
 
-    def _judge(self, scenario, obs, tree='fixed'):
-        """table.judge of a scenario that is not in the table."""
+    def _judge(self, sc, obs, tree='fixed'):
+        """judge.problems_of of a scenario that is not in the table."""
         from unittest import mock
-        with mock.patch.dict(table.BY_NAME, {scenario.name: scenario}):
-            return table.judge(scenario.name, tree, obs)
+        with mock.patch.dict(table.BY_NAME, {sc.name: sc}):
+            return judge.problems_of(sc.name, tree, obs)
 
     def test_every_fixed_column_has_it(self):
         for sc in table.SCENARIOS:
@@ -543,8 +555,8 @@ class EndStateTest(unittest.TestCase):
                 ends = [c for c in sc.fixed if getattr(c, 'end_state', False)]
                 self.assertEqual([sc.end_state], ends)
         # a scenario defined without it still gets it
-        bare = table.Scenario('bare', 'no end-state check', action='undeploy',
-                              fixed=[checks.status('ERROR')])
+        bare = scenario.Scenario('bare', 'no end-state check', action='undeploy',
+                                 fixed=[checks.status('ERROR')])
         left = _obs(usages={NODE: 1}, allocations={NODE: {}})
         self.assertEqual(['left behind: allocation on node-1, which Ironic has '
                           'freed or is freeing; placement usage 1 on node-1, '
@@ -554,7 +566,7 @@ class EndStateTest(unittest.TestCase):
     def test_listing_it_by_hand_is_refused(self):
         for check in (invariant.clean, invariant.claim_kept):
             with self.assertRaisesRegex(ValueError, 'added to every fixed'):
-                table.Scenario('x', 'x', fixed=[check])
+                scenario.Scenario('x', 'x', fixed=[check])
 
     def test_stuck_recovery(self):
         # an ERROR server keeping an allocation on a node Ironic freed
@@ -565,12 +577,12 @@ class EndStateTest(unittest.TestCase):
             allocations_after_delete={})
         obs = _obs(scenario='stuck-recovery', recovery=recovered,
                    polls_after_action=3)
-        self.assertEqual([], table.judge('stuck-recovery', 'fixed', obs))
+        self.assertEqual([], judge.problems_of('stuck-recovery', 'fixed', obs))
         kept = dict(obs, usages={NODE: 1}, allocations={NODE: {}})
         self.assertEqual(['left behind: allocation on node-1, which Ironic has '
                           'freed or is freeing; placement usage 1 on node-1, '
                           'expected 0'],
-                         table.judge('stuck-recovery', 'fixed', kept))
+                         judge.problems_of('stuck-recovery', 'fixed', kept))
         data = {'reproducer': {'scenarios': [dict(kept, status='BUILD', fault=None,
                                                   recovery=dict(
                                                       recovered,
@@ -586,20 +598,22 @@ class EndStateTest(unittest.TestCase):
         # a waived part is named, with its reason; the others are checked
         with self.assertRaisesRegex(ValueError, 'unknown part.*nosuch.*known: '
                                     'host-node'):
-            table.Scenario('x', 'x', waive={'nosuch': 'why'})
+            scenario.Scenario('x', 'x', waive={'nosuch': 'why'})
         with self.assertRaisesRegex(ValueError, 'needs its reason: node-kept'):
-            table.Scenario('x', 'x', waive={'node-kept': ' '})
+            scenario.Scenario('x', 'x', waive={'node-kept': ' '})
         sc = table.BY_NAME['reap-deleted-log']
         self.assertEqual(['node-kept'], list(sc.waive))
+        with self.assertRaises(TypeError):
+            sc.waive['port'] = 'read-only'
         leaked = _node(provision_state='active', instance_id=SERVER,
                        instance_info=True)
         obs = _obs(scenario='reap-deleted-log', status='DELETED', fault=None,
                    nodes=[leaked], hooks_fired=[], definition={'action': None},
                    log=['WARNING [nova.compute.manager] ... marked as DELETED but '
                         'still present on host.'])
-        self.assertEqual([], table.judge(sc.name, 'fixed', obs))
+        self.assertEqual([], judge.problems_of(sc.name, 'fixed', obs))
         # ... the allocation is still checked
-        self.assertEqual(['left behind: allocation on node-1'], table.judge(
+        self.assertEqual(['left behind: allocation on node-1'], judge.problems_of(
             sc.name, 'fixed', dict(obs, allocations={NODE: {}})))
         # what is not checked shows in the list and under the table's row
         text = '\n'.join(report.scenario_list())
@@ -616,14 +630,14 @@ class EndStateTest(unittest.TestCase):
                             for r in rows), rows)
 
     def test_claim_kept_is_declared(self):
-        sc = table.Scenario('kept', 'a claim kept on purpose', claim_kept=True)
+        sc = scenario.Scenario('kept', 'a claim kept on purpose', claim_kept=True)
         node = _node(provision_state='deploy failed', instance_id=SERVER,
                      instance_info=True)
         kept = _obs(host='ironic-host', node=NODE, usages={NODE: 1},
                     allocations={NODE: {}}, nodes=[node])
         self.assertEqual([], self._judge(sc, kept))
         self.assertIn('claim was not kept', self._judge(sc, _obs())[0])
-        plain = table.Scenario('plain', 'no claim kept')
+        plain = scenario.Scenario('plain', 'no claim kept')
         self.assertIn('allocation on node-1', self._judge(plain, kept)[0])
 
 
@@ -648,9 +662,9 @@ class ErrorPortTest(unittest.TestCase):
                                'Ironic tore down node %s' % NODE])
         self.assertEqual(['left behind: port still bound to the server in ERROR '
                           'without a host'],
-                         table.judge('undeploy-deleting-port', 'fixed', obs))
-        self.assertEqual([], table.judge('undeploy-deleting-port', 'fixed',
-                                         dict(obs, port_device_id=None)))
+                         judge.problems_of('undeploy-deleting-port', 'fixed', obs))
+        self.assertEqual([], judge.problems_of('undeploy-deleting-port', 'fixed',
+                                               dict(obs, port_device_id=None)))
 
     def test_claim_kept_keeps_the_binding(self):
         node = _node(provision_state='deploy failed', instance_id=SERVER,
@@ -708,12 +722,12 @@ class ForeignNodeTest(unittest.TestCase):
         obs = _obs(other_instance=OTHER, nodes=[torn], log=[
             'Ironic node %s was torn down during the deploy and is now '
             'associated with instance %s' % (NODE, OTHER)])
-        problems = table.judge('undeploy-reassociated', 'fixed', obs)
+        problems = judge.problems_of('undeploy-reassociated', 'fixed', obs)
         self.assertEqual(['left behind: node-1 (carrying %s) is deleting -> '
                           'available, not as its deploy left it' % OTHER],
                          problems)
-        self.assertEqual([], table.judge('undeploy-reassociated', 'fixed',
-                                         dict(obs, nodes=[self._other()])))
+        self.assertEqual([], judge.problems_of('undeploy-reassociated', 'fixed',
+                                               dict(obs, nodes=[self._other()])))
 
 
 class TimeBoundTest(unittest.TestCase):
@@ -736,17 +750,17 @@ class TimeBoundTest(unittest.TestCase):
                          table.BY_NAME['undeploy-deleting'].max_seconds)
         self.assertEqual(64, bounds.real_seconds(16))
         self.assertEqual(bounds.REAL_MIN_SECONDS, bounds.real_seconds(2))
-        self.assertEqual(5, table.Scenario('x', 'x', max_seconds=5).max_seconds)
+        self.assertEqual(5, scenario.Scenario('x', 'x', max_seconds=5).max_seconds)
 
     def test_real_only(self):
         obs = _obs(scenario='undeploy-cleared', polls_after_action=3,
                    wall_seconds_after_action=1000.0, log=[CLEARED_LOG])
         # the fake's wall time is not Nova's wait: not judged
-        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', obs))
+        self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', obs))
         real = dict(obs, backend=checks.REAL)
         self.assertEqual(['1000.0 s from the action to the end, at most 30 s'],
-                         table.judge('undeploy-cleared', 'fixed', real))
-        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', dict(
+                         judge.problems_of('undeploy-cleared', 'fixed', real))
+        self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', dict(
             real, wall_seconds_after_action=12.0)))
 
 
@@ -757,10 +771,10 @@ class BugFirstTest(unittest.TestCase):
         sc = table.BY_NAME['api-outage-outlasts-retries']
         self.assertIs(sc.end_state, sc.fixed[0])
         with self.assertRaisesRegex(ValueError, 'log check is not the bug'):
-            table.Scenario('x', 'x', bug=[checks.log_has('x')])
+            scenario.Scenario('x', 'x', bug=[checks.log_has('x')])
         # a bug check not listed in fixed comes first too
-        leak = table.Scenario('x', 'x', fixed=[checks.status('DELETED')],
-                              bug=[checks.first_node_leaked])
+        leak = scenario.Scenario('x', 'x', fixed=[checks.status('DELETED')],
+                                 bug=[checks.first_node_leaked])
         self.assertEqual((checks.first_node_leaked, leak.fixed[1]), leak.fixed[:2])
 
     def test_outage_outlasts_retries(self):
@@ -778,7 +792,7 @@ class BugFirstTest(unittest.TestCase):
                    faults_created=[dropped['fault']], nodes=[leaked],
                    hooks_fired=['api-down@2', 'api-up@settled'],
                    definition={'action': 'api-down', 'then': []})
-        self.assertEqual([], table.judge(obs['scenario'], 'reproducer', obs))
+        self.assertEqual([], judge.problems_of(obs['scenario'], 'reproducer', obs))
         reasons = judge.bug_reasons(obs)
         self.assertEqual('left behind: node-1 wait call-back; node-1 keeps '
                          'instance/instance_info', reasons[0])
@@ -821,12 +835,12 @@ class OutageUserDeleteTest(unittest.TestCase):
         self.assertEqual(('api-down-delete', 'outage-delete', 2),
                          (sc.action, sc.kind, sc.api_max_retries))
         self.assertIs(sc.end_state, sc.fixed[0])
-        self.assertTrue(sc.real is True)
+        self.assertIsNone(sc.real_unplayable)
         self.assertIn(sc.name, table.REAL_CI)
 
     def test_fixed(self):
-        self.assertEqual([], table.judge('api-outage-user-delete', 'fixed',
-                                         self._fixed()))
+        self.assertEqual([], judge.problems_of('api-outage-user-delete', 'fixed',
+                                               self._fixed()))
 
     def test_deploy_wait_that_gave_up_is_wrong(self):
         # the same end, but the deploy wait gave up on the API before the
@@ -837,13 +851,13 @@ class OutageUserDeleteTest(unittest.TestCase):
             log=['ERROR [nova.virt.ironic.driver] Could not reach the Bare '
                  'Metal API while waiting for the deploy of baremetal node '
                  '%s; the build is not rescheduled.' % NODE])
-        problems = table.judge('api-outage-user-delete', 'fixed', gave_up)
+        problems = judge.problems_of('api-outage-user-delete', 'fixed', gave_up)
         self.assertEqual(2, len(problems), problems)
         self.assertIn('Conflict updating instance', problems[0])
         self.assertIn('compute log has', problems[1])
         # the log line alone is a detail: not the outcome
-        self.assertEqual(1, len(table.judge('api-outage-user-delete', 'fixed',
-                                            gave_up, outcome_only=True)))
+        self.assertEqual(1, len(judge.problems_of('api-outage-user-delete', 'fixed',
+                                                  gave_up, outcome_only=True)))
 
     def test_reproducer(self):
         dropped = dict(self.KEPT, host=None, node=None, allocations=[],
@@ -855,7 +869,7 @@ class OutageUserDeleteTest(unittest.TestCase):
                           faults_created=['Build of instance %s aborted: '
                                           'HttpException: 503' % SERVER,
                                           'HttpException'])
-        self.assertEqual([], table.judge(obs['scenario'], 'reproducer', obs))
+        self.assertEqual([], judge.problems_of(obs['scenario'], 'reproducer', obs))
         self.assertEqual('left behind: node-1 wait call-back; node-1 keeps '
                          'instance/instance_info', judge.bug_reasons(obs)[0])
 
@@ -876,10 +890,10 @@ class UnplayableTest(unittest.TestCase):
                          sc.expectations('reproducer'))
         with self.assertRaisesRegex(ValueError, 'says why, and has no '
                                     'reproducer column'):
-            table.Scenario('x', 'x', reproducer=[checks.status('BUILD')],
-                           reproducer_unplayable='why')
+            scenario.Scenario('x', 'x', reproducer=[checks.status('BUILD')],
+                              reproducer_unplayable='why')
         with self.assertRaisesRegex(ValueError, 'says why'):
-            table.Scenario('x', 'x', reproducer_unplayable='')
+            scenario.Scenario('x', 'x', reproducer_unplayable='')
 
     def _evaluate(self, reproducer):
         """The reproducer's verdict, and the ci step's Outcome of a run with
@@ -1022,25 +1036,25 @@ class MissingDataTest(unittest.TestCase):
             'WARNING [nova.virt.ironic.driver] Ironic node %s was torn down '
             'during the deploy: it is no longer associated with the instance '
             '(provision_state available)' % NODE])
-        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', obs))
+        self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', obs))
         for field in ('settled', 'error'):
             gone = dict(obs)
             gone.pop(field)
             self.assertEqual(['the record is incomplete: no %s recorded'
                               % field],
-                             table.judge('undeploy-cleared', 'fixed', gone))
+                             judge.problems_of('undeploy-cleared', 'fixed', gone))
         self.assertEqual(['the record is incomplete: no settled recorded'],
-                         table.judge('normal-build', 'fixed', {'error': None}))
+                         judge.problems_of('normal-build', 'fixed', {'error': None}))
 
 
 class JudgeTest(unittest.TestCase):
 
     def test_player_error_and_not_settled(self):
-        self.assertEqual(['player error: KeyError: x'], table.judge(
+        self.assertEqual(['player error: KeyError: x'], judge.problems_of(
             'normal-build', 'fixed', {'error': 'Traceback\nKeyError: x\n'}))
         self.assertEqual(['did not settle within the time limit'],
-                         table.judge('normal-build', 'fixed',
-                                     {'error': None, 'settled': False}))
+                         judge.problems_of('normal-build', 'fixed',
+                                           {'error': None, 'settled': False}))
 
     def test_a_step_that_never_came_is_no_verdict(self):
         obs = _obs(scenario='user-delete-during-teardown-wait', status='BUILD',
@@ -1050,25 +1064,25 @@ class JudgeTest(unittest.TestCase):
         why = ("the scenario did not happen as defined: only 1 of 2 steps "
                "happened: ['undeploy@2']")
         for tree in table.TREES:
-            self.assertEqual([why], table.judge(obs['scenario'], tree, obs))
+            self.assertEqual([why], judge.problems_of(obs['scenario'], tree, obs))
 
     def test_real_ironic_skips_what_it_cannot_check(self):
         obs = _obs(scenario='undeploy-cleared', polls_after_action=50,
                    wall_seconds_after_action=5.0, log=[CLEARED_LOG])
         self.assertEqual(['50 driver polls after the action, at most 6'],
-                         table.judge('undeploy-cleared', 'fixed', obs))
-        self.assertEqual([], table.unchecked('undeploy-cleared', obs))
+                         judge.problems_of('undeploy-cleared', 'fixed', obs))
+        self.assertEqual([], judge.unchecked('undeploy-cleared', obs))
         real = dict(obs, backend=checks.REAL)
-        self.assertEqual([], table.judge('undeploy-cleared', 'fixed', real))
-        self.assertEqual(1, len(table.unchecked('undeploy-cleared', real)))
-        self.assertIn(invariant.NOOP_VIFS, table.unchecked('undeploy-reschedule',
+        self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', real))
+        self.assertEqual(1, len(judge.unchecked('undeploy-cleared', real)))
+        self.assertIn(invariant.NOOP_VIFS, judge.unchecked('undeploy-reschedule',
                                                            real))
 
     def test_unknown(self):
         with self.assertRaises(HarnessError):
-            judge.judge('nosuch', 'fixed', {})
+            judge.problems_of('nosuch', 'fixed', {})
         with self.assertRaises(KeyError):
-            table.judge('normal-build', 'elsewhere', {})
+            judge.problems_of('normal-build', 'elsewhere', {})
 
     def test_bug_verdict_ignores_log_lines(self):
         # A log line the fixed tree must not write (the fix reads the
@@ -1081,10 +1095,10 @@ class JudgeTest(unittest.TestCase):
                    fault=None, usages={NODE: 0}, hooks_fired=['a', 'b'],
                    log=[lost],
                    definition={'action': 'undeploy', 'then': [[3, 'delete']]})
-        self.assertTrue(judge.judge(obs['scenario'], 'fixed', obs))
+        self.assertTrue(judge.problems_of(obs['scenario'], 'fixed', obs))
         self.assertEqual([], judge.bug_reasons(obs))
         obs['log'] = []
-        self.assertEqual([], judge.judge(obs['scenario'], 'fixed', obs))
+        self.assertEqual([], judge.problems_of(obs['scenario'], 'fixed', obs))
 
     def test_bug_verdict_of_a_log_action(self):
         # running_deleted_instance_action = log: the released tree leaves
@@ -1092,8 +1106,8 @@ class JudgeTest(unittest.TestCase):
         obs = _obs(scenario='reap-deleted-log', status='DELETED', log=[],
                    fault=None, hooks_fired=[], definition={'action': None},
                    nodes=[_node(instance_id=SERVER, provision_state='active')])
-        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer',
-                                         obs))
+        self.assertEqual([], judge.problems_of(obs['scenario'], 'reproducer',
+                                               obs))
         self.assertIn('lacks', judge.bug_reasons(obs)[0])
 
     def test_bug_verdict_names_the_symptom(self):
@@ -1105,7 +1119,7 @@ class JudgeTest(unittest.TestCase):
                    faults_created=[lie], port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         del obs['lost_fault'], obs['lost_fault_fields']
-        self.assertEqual([], judge.judge(obs['scenario'], 'reproducer', obs))
+        self.assertEqual([], judge.problems_of(obs['scenario'], 'reproducer', obs))
         reason = judge.bug_reasons(obs)[0]
         self.assertIn('could not be found', reason)
         self.assertNotIn('IronicNodeLost', reason)

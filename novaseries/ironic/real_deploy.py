@@ -34,7 +34,7 @@ def deploy_interfaces(scenario, n):
     call-back``): ``fake``, and the outage comes during its ``deploying``
     (``play_real.RealScenarioTest._first_step_polls``).
 
-    :param scenario: a ``scenario_table.Scenario``.
+    :param scenario: a ``scenario.Scenario``.
     :returns: a list of ``n`` interface names.
     """
     waits = (scenario.action not in (None, 'api-blip') and

@@ -37,9 +37,10 @@ def real_scenarios(names=()):
     :raises HarnessError: a scenario a real Ironic cannot play, with why.
     """
     if not names:
-        return [s.name for s in scenario_table.SCENARIOS if s.real is True]
-    refused = [f"{n}: {scenario_table.BY_NAME[n].real}" for n in names
-               if scenario_table.BY_NAME[n].real is not True]
+        return [s.name for s in scenario_table.SCENARIOS
+                if s.real_unplayable is None]
+    refused = [f"{n}: {scenario_table.BY_NAME[n].real_unplayable}" for n in names
+               if scenario_table.BY_NAME[n].real_unplayable is not None]
     if refused:
         raise HarnessError("--ironic real cannot play " + '; '.join(refused))
     return list(names)

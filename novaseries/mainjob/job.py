@@ -194,7 +194,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
                                    venv, {'fixed': tree}, scenarios)
         put(f"\n=== {mode} mode: {known[mode].description}")
         for obs in data['fixed']['scenarios']:
-            problems = judge.judge(obs['scenario'], 'fixed', obs)
+            problems = judge.problems_of(obs['scenario'], 'fixed', obs)
             obs['problems'] = problems
             wrong += bool(problems)
             total += 1

@@ -1,22 +1,93 @@
 """Judging the main job's observations against the scenario table
-(``scenarios/scenario_table.py``): :func:`judge` one observation,
-:func:`evaluate` a run (each observation's ``problems`` and ``verdict``;
-the fixed tree's count of wrong scenarios), :func:`bug_reasons` (why the
-reproducer tree shows the bug) and :func:`mode_summary` (the counts of a
-mode, as the summary line says them).
+(``scenarios/scenario_table.py``): :func:`problems_of` one observation
+(:func:`scenario_error`: why it is no verdict at all; :func:`unplayed`: a
+step that never came; :func:`unchecked`: what a real Ironic cannot
+check), :func:`evaluate` a run (each observation's ``problems`` and
+``verdict``; the fixed tree's count of wrong scenarios),
+:func:`bug_reasons` (why the reproducer tree shows the bug) and
+:func:`mode_summary` (the counts of a mode, as the summary line says
+them).
 """
 
 from novaseries.scenarios import scenario_table
+from novaseries.scenarios.checks import all_steps_fired, missing, REAL
+from novaseries.scenarios.invariant import NOOP_VIFS
 from novaseries.util import HarnessError
 
 
-def judge(name, tree, obs, outcome_only=False):
-    """:func:`scenario_table.judge`, with an unknown scenario as a
-    HarnessError."""
+def scenario_error(obs):
+    """Why the observation is no verdict at all: the player failed, the
+    server did not settle, or a step of the scenario never happened (then
+    the scenario did not test what it defines, on either tree); None when
+    it happened as defined."""
+    if obs.get('error'):
+        return 'player error: ' + obs['error'].strip().splitlines()[-1]
+    problem = missing(obs, 'error', 'settled')
+    if problem:
+        return 'the record is incomplete: ' + problem
+    if not obs['settled']:
+        return 'did not settle within the time limit'
+    steps = all_steps_fired(obs)
+    if steps:
+        return 'the scenario did not happen as defined: ' + steps
+
+
+def unplayed(obs):
+    """Why a step of the scenario never came, when that alone makes the
+    observation no verdict (the player ran it to the end and the server
+    settled); None otherwise.  On the reproducer tree of a scenario that
+    declares it cannot be played there (``reproducer_unplayable``), this
+    is the declared case, not an error."""
+    if obs.get('error') or missing(obs, 'error', 'settled') or \
+            not obs['settled']:
+        return None
+    return all_steps_fired(obs)
+
+
+def unchecked(name, obs):
+    """What the fixed tree's checks of scenario ``name`` cannot check in
+    this observation (texts; empty but against a real Ironic)."""
+    if obs.get('backend') != REAL:
+        return []
+    scenario = scenario_table.BY_NAME[name]
+    skipped = [c.fake_only for c in scenario.fixed
+               if getattr(c, 'fake_only', None)]
+    if scenario.port:
+        skipped.append(NOOP_VIFS)
+    return skipped
+
+
+def problems_of(name, tree, obs, outcome_only=False):
+    """Problems of one observation against the scenario's checks of
+    ``tree`` (``reproducer`` or ``fixed``); an empty list means as
+    expected.  An observation that is no verdict (:func:`scenario_error`)
+    gives that one problem.  Against a real Ironic, the checks marked
+    ``fake_only`` are skipped (:func:`unchecked` lists them); against the
+    fake Ironic, those marked ``real_only`` (the wall-time bound: the
+    fake's polls are bounded instead).  The problems come in the order of
+    the checks: a scenario's ``bug`` checks first.
+
+    :param outcome_only: skip the checks marked ``detail`` (what the compute
+        log says): Nova as released does not log the fix's WARNING lines,
+        which is not the bug.
+    :raises HarnessError: an unknown scenario.
+    :raises KeyError: an unknown tree.
+    """
     if name not in scenario_table.BY_NAME:
         raise HarnessError(f"scenario {name} is not in "
                            "novaseries/scenarios/scenario_table.py")
-    return scenario_table.judge(name, tree, obs, outcome_only)
+    scenario = scenario_table.BY_NAME[name]
+    if tree not in scenario_table.TREES:
+        raise KeyError(tree)
+    broken = scenario_error(obs)
+    if broken:
+        return [broken]
+    real = obs.get('backend') == REAL
+    checks = [c for c in getattr(scenario, tree)
+              if not (outcome_only and getattr(c, 'detail', False)) and
+              not (real and getattr(c, 'fake_only', None)) and
+              not (not real and getattr(c, 'real_only', None))]
+    return [p for p in (check(obs) for check in checks) if p]
 
 
 def evaluate(data, released='the release'):
@@ -30,28 +101,28 @@ def evaluate(data, released='the release'):
     :func:`bug_reasons`) or ``as on <released>: the fixed tree's checks
     hold too``.  On either tree, an observation that is no verdict (the
     player failed, the server did not settle, a step never happened:
-    ``scenario_table.scenario_error``) is ``error: <why>``; on the fixed
+    :func:`scenario_error`) is ``error: <why>``; on the fixed
     tree it counts as wrong.  A scenario that declares it cannot be played
     on the reproducer tree (``reproducer_unplayable``) is ``not playable
     on <released>: <why declared>`` there when a step of it never came
-    (``scenario_table.unplayed``), and ``unexpected: ...`` when every
+    (:func:`unplayed`), and ``unexpected: ...`` when every
     step came.  Against a real Ironic, ``unchecked`` lists what the fixed
-    tree's checks could not check (``scenario_table.unchecked``).
+    tree's checks could not check (:func:`unchecked`).
 
     :param released: what the reproducer tree is, e.g. ``nova 34.0.0``.
     """
     wrong = 0
     for label in scenario_table.TREES:
         for obs in data[label]['scenarios']:
-            problems = judge(obs['scenario'], label, obs)
+            problems = problems_of(obs['scenario'], label, obs)
             obs['problems'] = problems
-            broken = scenario_table.scenario_error(obs)
-            unchecked = scenario_table.unchecked(obs['scenario'], obs)
-            if unchecked:
-                obs['unchecked'] = unchecked
+            broken = scenario_error(obs)
+            skipped = unchecked(obs['scenario'], obs)
+            if skipped:
+                obs['unchecked'] = skipped
             unplayable = label == 'reproducer' and scenario_table.BY_NAME[
                 obs['scenario']].reproducer_unplayable
-            if unplayable and broken and scenario_table.unplayed(obs):
+            if unplayable and broken and unplayed(obs):
                 obs['verdict'] = f"not playable on {released}: {unplayable}"
             elif broken:
                 obs['verdict'] = 'error: ' + broken
@@ -96,4 +167,4 @@ def bug_reasons(obs):
     """The fixed tree's outcome checks (not log lines) that fail on this
     observation: why it shows the bug (empty: it does not), the
     scenario's ``bug`` checks (its symptom) first."""
-    return judge(obs['scenario'], 'fixed', obs, outcome_only=True)
+    return problems_of(obs['scenario'], 'fixed', obs, outcome_only=True)

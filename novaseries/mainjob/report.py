@@ -175,7 +175,8 @@ def scenario_list():
             lines.append("    the bug's symptom (checked first on the released "
                          f"tree): {symptom}")
         lines.append("    real Ironic (run --ironic real): " + (
-            'plays it' if sc.real is True else f"not played: {sc.real}"))
+            'plays it' if sc.real_unplayable is None
+            else f"not played: {sc.real_unplayable}"))
         if sc.real_ironic:
             lines.append("    real Ironic, driver level (ironic driver-tests): "
                          f"novaseries/nova_side/driver_tests/test_e2e.py {sc.real_ironic}")

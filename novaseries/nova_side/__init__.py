@@ -25,6 +25,7 @@ Python 2.7 code that imports nothing of the harness.
 #: only, importing only modules of this list).
 HARNESS_MODULES = (
     'novaseries.scenarios.scenario_table',
+    'novaseries.scenarios.scenario',
     'novaseries.scenarios.checks',
     'novaseries.scenarios.invariant',
     'novaseries.scenarios.outage_checks',

@@ -1,5 +1,5 @@
 """The observation checks of the main job's scenarios
-(``scenario_table.Scenario``'s ``reproducer`` and ``fixed``): functions of
+(``scenario.Scenario``'s ``reproducer`` and ``fixed``): functions of
 one observation (a dict, keys ``scenario_table.OBSERVATION``) that return a
 problem string or None, and what the other check modules build on
 (:func:`missing`, :func:`formatted`, :func:`find_node`, :data:`REAL`).
@@ -23,8 +23,8 @@ REAL = 'real Ironic'
 # A check never passes on data it does not have: a field it reads that the
 # observation lacks is a problem (``no <field> recorded``), not a pass.
 # ``fake_only`` (a text, why): the check cannot be made against a real
-# Ironic (``run --ironic real``); judge() skips it there, and
-# :func:`unchecked` says so.
+# Ironic (``run --ironic real``); ``mainjob.judge.problems_of`` skips it
+# there, and ``mainjob.judge.unchecked`` says so.
 
 #: Fields whose value may be None (a server with no fault, no host, ...);
 #: any other field that is None counts as not recorded.

@@ -5,5 +5,6 @@ and writes the JSON; ``scenario_test`` plays a scenario (with
 ``play_fake`` against the fake Ironic (``counting_ironic``: the fixture,
 timed by reads), ``play_real`` against a real one (``novaseries.ironic.real_backend``);
 ``play_bench`` is the benchmark; ``watch`` watches what the builds do.
-The scenarios come from :mod:`novaseries.scenarios.scenario_table`.
+The scenarios come from :mod:`novaseries.scenarios.scenario_table`, their
+vocabulary (kinds, actions) from :mod:`novaseries.scenarios.scenario`.
 """

@@ -4,7 +4,7 @@ The series' ``nova.tests.fixtures.IronicFixture`` has no notion of time:
 Ironic's conductor leaves each of its states (``CONDUCTOR_STEPS``)
 before the driver's next read unless the test holds the node in it, and
 tests act on events (``on_poll``, ``on_call``), never on a number of
-reads.  The main job's scenario table (``scenario_table.Scenario``:
+reads.  The main job's scenario table (``scenario.Scenario``:
 ``after_polls``, ``deleting_reads``, ``deploying_reads``, the
 ``polls_at_most`` bound) and the contract tests are timed by reads of a
 node, and the real-Ironic backend (``real_backend``) mirrors that
@@ -49,7 +49,7 @@ from nova.tests.fixtures import ironic_api
 from openstack import exceptions as sdk_exc
 import requests
 
-from novaseries.scenarios.scenario_table import CALLBACK_READS, DEPLOYING_READS
+from novaseries.scenarios.scenario import CALLBACK_READS, DEPLOYING_READS
 
 CONDUCTOR_STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each state the conductor leaves by itself.

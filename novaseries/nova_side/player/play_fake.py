@@ -39,7 +39,7 @@ class FakeScenarioTest(ScenarioTest):
         the length of the call log when it started. How many of those a
         scenario sees depends on how soon Nova's threads get to the
         test's action, not on the series: the bound on the polls after
-        the action leaves them out (``scenario_table.polls_at_most``)."""
+        the action leaves them out (``bounds.polls_at_most``)."""
         self.held_polls = []
         fake = self.ironic
         held_as_polled = fake._held_as_polled

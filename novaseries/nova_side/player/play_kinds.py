@@ -1,4 +1,4 @@
-"""How the player starts each kind of scenario (``scenario_table.KINDS``),
+"""How the player starts each kind of scenario (``scenario.KINDS``),
 against either Ironic (fake or real): :class:`KindPlayers`, a mixin of
 ``scenario_test.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
 kind.  Each method boots, acts and returns ``(server, its first node, the
@@ -15,7 +15,7 @@ from nova import context as nova_context  # noqa: E402
 from nova import objects  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
 
-#: The player's method for each kind of ``scenario_table.KINDS``.
+#: The player's method for each kind of ``scenario.KINDS``.
 KIND_PLAYERS = {
     'build': '_play_build',
     'rebuild': '_play_rebuild',

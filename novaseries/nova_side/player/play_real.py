@@ -20,7 +20,7 @@ import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
 from novaseries.nova_side.player.scenario_test import ScenarioTest  # noqa: E402
-from novaseries.scenarios.scenario_table import OUTAGE_ACTIONS  # noqa: E402
+from novaseries.scenarios.scenario import OUTAGE_ACTIONS  # noqa: E402
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,

@@ -20,13 +20,28 @@ from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 
 from novaseries.nova_side.player.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
 from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
-from novaseries.scenarios.scenario_table import (  # noqa: E402
-    ACTIONS, HELD_ACTIONS, KINDS, OTHER_INSTANCE)
+from novaseries.scenarios.scenario import ACTIONS, HELD_ACTIONS, KINDS  # noqa: E402
+from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
 #: A server is settled when nothing changed for this long (seconds) and no
 #: build is running.
 SETTLE_QUIET = 0.6
+
+#: The player's method for each action of ``scenario.ACTIONS``.
+ACTION_PLAYERS = {
+    'undeploy': '_act_undeploy',
+    'maintenance-delete': '_act_maintenance_delete',
+    'fail': '_act_fail',
+    'abort': '_act_abort',
+    'reassociate': '_act_reassociate',
+    'user-delete': '_act_user_delete',
+    'delete': '_act_delete',
+    'undeploy-delete': '_act_undeploy_delete',
+    'api-blip': '_act_api_blip',
+    'api-down': '_act_api_down',
+    'api-down-delete': '_act_api_down_delete',
+}
 
 
 class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
@@ -154,7 +169,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             time.sleep(0.05)
 
     def _act(self, action, node_id, server_id):
-        """Perform ``action`` (a key of ``scenario_table.ACTIONS``) on the
+        """Perform ``action`` (a key of ``scenario.ACTIONS``) on the
         node being deployed, through :data:`ACTION_PLAYERS`.
 
         Runs in the driver's thread, right after its poll, with the fake
@@ -310,19 +325,17 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             rec['recovery'] = self._recovery_steps(server)
 
 
-#: The player's method for each action of ``scenario_table.ACTIONS``.
-ACTION_PLAYERS = {action: '_act_' + action.replace('-', '_')
-                  for action in ACTIONS}
-
-
 def check_tables(case=ScenarioTest):
-    """Every kind and action of the scenario table has a method of
-    ``case``, and no method is left without one.
+    """The player's tables match the scenario vocabulary:
+    :data:`KIND_PLAYERS` has exactly the kinds of ``scenario.KINDS``,
+    :data:`ACTION_PLAYERS` exactly the actions of ``scenario.ACTIONS``,
+    and each entry names a method of ``case``.
 
     :raises RuntimeError: they do not match (the player cannot play
         the table).
     """
-    wrong = sorted(set(KIND_PLAYERS) ^ set(KINDS)) + [
+    wrong = sorted(set(KIND_PLAYERS) ^ set(KINDS)) + sorted(
+        set(ACTION_PLAYERS) ^ set(ACTIONS)) + [
         m for m in (*KIND_PLAYERS.values(), *ACTION_PLAYERS.values())
         if not callable(getattr(case, m, None))]
     if wrong:

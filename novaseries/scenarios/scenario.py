@@ -1,0 +1,281 @@
+"""What a scenario of the main job is: :class:`Scenario` (one named case,
+validated as it is built) and the vocabulary its fields take: the kinds
+(:data:`KINDS`), the actions (:data:`ACTIONS`) and the steps' loops
+(:data:`STEP_LOOPS`), with the defaults of the fake Ironic's timing.
+
+Standard library only: the scenario player imports it inside Nova's
+virtualenv, and the scenario table (``scenario_table.py``) builds its
+rows with it.
+"""
+
+import dataclasses
+import types
+import typing
+
+from novaseries.scenarios.bounds import (
+    DEFAULT_MAX_POLLS, polls_at_most, real_seconds, seconds_at_most)
+from novaseries.scenarios.checks import no_foreign_uuid
+from novaseries.scenarios.invariant import end_state, END_STATE
+
+#: What a scenario's ``kind`` plays: kind -> what (the player's method
+#: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).
+KINDS = {
+    'build': 'boot, and act during the deploy',
+    'rebuild': 'boot, then act during the rebuild of the ACTIVE server',
+    'rebuild-newest': 'rebuild the ACTIVE server with another image at the '
+                      'newest compute API microversion (bug KKKKKKK)',
+    'rebuild-error': 'rebuild a server an admin reset to ERROR',
+    'reap': "LP 2169200: the ACTIVE server is deleted while its "
+            "nova-compute is down, nova-compute restarts, then the periodic "
+            "_cleanup_running_deleted_instances runs once with "
+            "running_deleted_instance_action = reap",
+    'reap-log': 'the same with running_deleted_instance_action = log',
+    'build-delete': 'a normal build, then the user deletes the ACTIVE server',
+    'undeploy-active-delete': 'a normal build, then an operator undeploys '
+                              'the node and the user deletes the server '
+                              'while Ironic holds the node in deleting',
+    'outage-delete': 'bug BBBBBBB: the action takes the Bare Metal API '
+                     'down; once the build has settled it comes back, the '
+                     'player records the server (at_api_back) and the user '
+                     'deletes it',
+    'cleanup-fail-delete': "LP 2169779: the action fails the deploy, "
+                           "Ironic's API refuses the clean-up's tear-down "
+                           "request once with 503, then the user deletes "
+                           "the server in ERROR",
+    'recovery': 'a build (as build), then the operator recovery steps',
+}
+
+#: What an action (a scenario's ``action``, or a step of ``then``) does,
+#: right after its poll, to the node being deployed: action -> what (the
+#: player's method for each: ``scenario_test.ACTION_PLAYERS``).
+ACTIONS = {
+    'undeploy': 'the operator undeploys the node',
+    'maintenance-delete': 'the operator sets maintenance and deletes the '
+                          'node',
+    'fail': 'the deploy fails (deploy failed)',
+    'abort': 'the operator aborts the deploy',
+    'reassociate': "undeploy; once Ironic's tear-down is over another "
+                   "deploy claims the node for another instance",
+    'user-delete': "the player's main thread deletes the server as soon as "
+                   "it can (the deploy waits in wait call-back meanwhile)",
+    'delete': "the user's delete lands right there, before the driver's "
+              "next read",
+    'undeploy-delete': 'undeploy, then that delete',
+    'api-blip': 'the Bare Metal API answers nova-compute 503 from then on '
+                "and comes back right after the driver's first read it "
+                "refused; then the deploy's callback comes",
+    'api-down': "the API refuses nova-compute's connections from then on, "
+                'until the build has settled (kind outage-delete)',
+    'api-down-delete': 'the API answers nova-compute 503 from then on, '
+                       "until the build has settled, and right after the "
+                       "driver's first read it refused the player's main "
+                       'thread deletes the server (kind outage-delete)',
+}
+
+#: The actions that take the Bare Metal API down (against a real Ironic,
+#: Nova's connection then goes through ``api_proxy.ApiProxy``).
+OUTAGE_ACTIONS = frozenset(['api-blip', 'api-down', 'api-down-delete'])
+#: The actions whose deploy the fake holds in ``wait call-back`` (no read
+#: ends it): the player's main thread acts (``user-delete``), or the API
+#: goes down (``api-blip``: its callback comes once the API is back;
+#: ``api-down`` and ``api-down-delete``: it never comes).
+HELD_ACTIONS = OUTAGE_ACTIONS | {'user-delete'}
+assert HELD_ACTIONS <= set(ACTIONS)
+
+#: Driver reads a deploy stays in ``deploying`` (the conductor holds the
+#: node's lock: a tear-down is refused with 409), unless a scenario says.
+DEPLOYING_READS = 1
+#: Driver reads a deploy of a scenario stays in ``wait call-back`` before
+#: the agent's callback comes, unless the action holds it there.
+CALLBACK_READS = 3
+
+#: The loops a step of ``then`` may name as its third item: after its Nth
+#: poll of the driver's wait for the tear-down (``_wait_for_teardown``, or
+#: ``_unprovision`` on a tree without it), not of the deploy.
+STEP_LOOPS = ('teardown',)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Scenario:
+    """One named case of the matrix (immutable; :meth:`__post_init__`
+    refuses what the player or the judge cannot take).
+
+    :param name: short identifier (used on the command line and in JSON).
+    :param title: one-line description for the table.
+    :param nodes: Ironic nodes managed by the compute service (1 or more).
+    :param action: what happens during the first deploy: a key of
+        :data:`ACTIONS`, or None.  With ``api-blip``, ``api-down`` and
+        ``api-down-delete`` the fake holds the deploy in ``wait
+        call-back`` until then; against a real Ironic (``--ironic real``)
+        a proxy in front of its API plays the outage (``api_proxy.py``).
+    :param after_polls: the action runs right after the driver's Nth poll
+        of the first deploy (of the rebuild, for ``kind='rebuild'``).
+    :param then: more ``(polls, action)`` steps on the same node (actions
+        of :data:`ACTIONS`), after its Nth poll of the deploy, or
+        ``(polls, action, 'teardown')`` after the Nth poll of the
+        driver's wait for the tear-down (:data:`STEP_LOOPS`: a step whose
+        poll never comes does not run: see ``hooks_fired`` in the
+        observation).
+    :param delete_on_reschedule: after the action, the user deletes the
+        server at the moment the compute manager removes the build's
+        allocation (what it does right before handing a failed build back
+        to the conductor for a reschedule).
+    :param deploying_reads: driver reads a deploy stays in ``deploying``
+        (locked by the conductor: Ironic refuses a tear-down with 409).
+    :param deleting_reads: driver reads that observe the node in
+        ``deleting`` (still associated, locked by the conductor) after an
+        undeploy; 0 means the driver only sees the aftermath (association
+        cleared, ``cleaning``/``available``).
+    :param port: boot with a Neutron port (a VIF on the node).
+    :param max_attempts: ``[scheduler] max_attempts`` (1 or more).
+    :param api_max_retries: ``[ironic] api_max_retries`` (None: default).
+    :param finish_ironic_work: let Ironic's conductor finish its pending work
+        (``IronicFixture.settle``) before the nodes are recorded, for a
+        tear-down nobody polls to its end.
+    :param kind: what the scenario plays: a key of :data:`KINDS`.
+    :param source: where the case comes from (bug report, control).
+    :param reproducer: checks (functions of the observation, below) that
+        hold on the reproducer tree: Nova as released, measured.
+    :param fixed: checks that must hold on the fixed tree.  Every
+        scenario also gets the end-state invariant (``invariant.end_state``:
+        nothing left behind; listing it here is refused), the bound on
+        the driver's polls (``max_polls``), the bound on the wall time
+        against a real Ironic (``max_seconds``) and
+        :func:`no_foreign_uuid`, in that order, after these.
+    :param claim_kept: the server ends in ERROR keeping its claim for its
+        delete: the end-state invariant's claim-kept form.
+    :param waive: ``{part: why}``: parts of the end-state invariant
+        (``invariant.END_STATE_PARTS``) this scenario does not check, each
+        with its reason; an unknown part is refused.  Kept read-only
+        (a ``types.MappingProxyType``; empty when None).
+    :param bug: the fixed-tree checks whose failure on the reproducer tree
+        is the bug's symptom (:data:`END_STATE` for the end-state
+        invariant): they come first in ``fixed``, so that the reproducer's
+        verdict opens with them; outcome checks only (no log lines).
+    :param reproducer_unplayable: why the scenario cannot be played on
+        the reproducer tree (a step of it never comes there), or None;
+        then its ``reproducer`` column is empty, and a step that never
+        came there is the verdict ``not playable``, not an error.
+    :param real_ironic: the end-to-end test of ``novaseries/nova_side/
+        driver_tests/test_e2e.py`` that plays the scenario at the driver level against
+        a real Ironic (``novaseries ironic driver-tests``), or None.
+    :param real_unplayable: why ``novaseries run --ironic real`` cannot
+        play the scenario through Nova's whole stack against a real Ironic
+        (``real_backend.py``), or None: it plays it.
+    :param max_polls: the fixed tree's driver polls from the action to
+        the end (``polls_after_action``), at most (:func:`polls_at_most`,
+        added to ``fixed``); default :data:`DEFAULT_MAX_POLLS`.
+    :param max_seconds: against a real Ironic, the fixed tree's wall time
+        from the action to the end, at most (``bounds.seconds_at_most``,
+        added to ``fixed``); default ``bounds.real_seconds(max_polls)``.
+    :raises ValueError: a definition the player or the judge cannot take
+        (an unknown kind, action, step or loop, no node, no attempt, an
+        unknown or unexplained waiver, the end-state invariant listed by
+        hand, a log check as the bug, a reproducer column for a scenario
+        that cannot be played there, a blank reason a tree or a real
+        Ironic cannot play it).
+    """
+
+    name: str
+    title: str
+    nodes: int = 1
+    action: typing.Optional[str] = None
+    after_polls: int = 2
+    deleting_reads: int = 3
+    port: bool = False
+    max_attempts: int = 3
+    kind: str = 'build'
+    deploying_reads: int = DEPLOYING_READS
+    source: str = ''
+    then: tuple = ()
+    delete_on_reschedule: bool = False
+    api_max_retries: typing.Optional[int] = None
+    finish_ironic_work: bool = False
+    reproducer: tuple = ()
+    fixed: tuple = ()
+    real_ironic: typing.Optional[str] = None
+    real_unplayable: typing.Optional[str] = None
+    max_polls: int = DEFAULT_MAX_POLLS
+    claim_kept: bool = False
+    waive: typing.Optional[typing.Mapping[str, str]] = None
+    bug: tuple = ()
+    reproducer_unplayable: typing.Optional[str] = None
+    max_seconds: typing.Optional[float] = None
+
+    def __post_init__(self):
+        name = self.name
+        if self.kind not in KINDS:
+            raise ValueError('scenario %s: unknown kind %r (kinds: %s)'
+                             % (name, self.kind, ', '.join(KINDS)))
+        if self.action is not None and self.action not in ACTIONS:
+            raise ValueError('scenario %s: unknown action %r (actions: %s)'
+                             % (name, self.action, ', '.join(ACTIONS)))
+        then = tuple(tuple(step) for step in self.then)
+        for step in then:
+            if not (2 <= len(step) <= 3 and isinstance(step[0], int)
+                    and step[0] >= 0 and step[1] in ACTIONS
+                    and step[2:] in ((), *((loop,) for loop in STEP_LOOPS))):
+                raise ValueError('scenario %s: a step of then is (polls, '
+                                 'action) or (polls, action, loop) with an '
+                                 'action of ACTIONS and a loop of '
+                                 'STEP_LOOPS, not %r' % (name, step))
+        if self.nodes < 1 or self.max_attempts < 1:
+            raise ValueError('scenario %s: nodes and max_attempts are 1 or '
+                             'more' % name)
+        if self.reproducer_unplayable is not None and (
+                self.reproducer or not str(self.reproducer_unplayable).strip()):
+            raise ValueError('scenario %s: a scenario that cannot be played '
+                             'on the reproducer tree says why, and has no '
+                             'reproducer column' % name)
+        if self.real_unplayable is not None and not (
+                isinstance(self.real_unplayable, str)
+                and self.real_unplayable.strip()):
+            raise ValueError('scenario %s: a scenario a real Ironic cannot '
+                             'play says why (a text)' % name)
+        if any(getattr(c, 'end_state', False) for c in self.fixed):
+            raise ValueError('scenario %s: the end-state invariant is added '
+                             'to every fixed column (claim_kept=, waive=)'
+                             % name)
+        try:
+            invariant = end_state(self.claim_kept, self.waive)
+        except ValueError as e:
+            raise ValueError('scenario %s: %s' % (name, e)) from None
+        bug = tuple(invariant if c == END_STATE else c for c in self.bug)
+        if any(getattr(c, 'detail', False) for c in bug):
+            raise ValueError('scenario %s: a log check is not the bug'
+                             % name)
+        max_seconds = (real_seconds(self.max_polls) if self.max_seconds is None
+                       else self.max_seconds)
+        fixed = bug + tuple(c for c in self.fixed if c not in bug) + tuple(
+            c for c in (invariant,) if c not in bug) + (
+                polls_at_most(self.max_polls), seconds_at_most(max_seconds),
+                no_foreign_uuid)
+        for field, value in (('then', then), ('end_state', invariant),
+                             ('waive', types.MappingProxyType(
+                                 dict(invariant.waive))), ('bug', bug),
+                             ('max_seconds', max_seconds),
+                             ('reproducer', tuple(self.reproducer)),
+                             ('fixed', fixed)):
+            object.__setattr__(self, field, value)
+
+    #: What the player reads (the rest are the expectations).
+    PLAYER_FIELDS = ('name', 'title', 'nodes', 'action', 'after_polls', 'then',
+                     'delete_on_reschedule', 'deleting_reads',
+                     'deploying_reads', 'port',
+                     'max_attempts', 'api_max_retries', 'finish_ironic_work',
+                     'kind', 'source')
+
+    def describe(self):
+        """The player's parameters, JSON-ready (the observation's
+        ``definition``)."""
+        return {field: [list(step) for step in self.then] if field == 'then'
+                else getattr(self, field) for field in self.PLAYER_FIELDS}
+
+    def expectations(self, tree):
+        """What the checks of ``tree`` (``reproducer`` or ``fixed``) say,
+        as short texts (the reproducer's: why it cannot be played there,
+        for such a scenario)."""
+        if tree == 'reproducer' and self.reproducer_unplayable:
+            return ['not playable: ' + self.reproducer_unplayable]
+        return [getattr(check, 'text', check.__name__)
+                for check in getattr(self, tree)]
