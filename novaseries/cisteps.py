@@ -38,7 +38,7 @@ from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_tests, pike
+from novaseries.ironic import driver_runs, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -64,9 +64,9 @@ def real_ironic_step(ctx):
         log_path = ctx.results("realironic") / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = driver_tests.run(tree, env, nova_venv=venv, build=ctx.build,
-                                  expect="fixed", log=log, root=ctx.root, need_fixture=True,
-                                  pattern=None if mode in ci_modes else "test_e2e")
+            rc = driver_runs.run(tree, env, nova_venv=venv, build=ctx.build,
+                                 expect="fixed", log=log, root=ctx.root, need_fixture=True,
+                                 pattern=None if mode in ci_modes else "test_e2e")
         ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)
         say(f"real Ironic tests [{mode}]: {ran} run, {outcome.failed} failed, "
@@ -203,7 +203,7 @@ def main_job_real_step(ctx):
     the bug shown on the reproducer tree)."""
     # (this run's own JSON: another run may write the shared copy)
     asked = list(scenario_table.REAL_CI)
-    _, out = mainjob_job.play_real(
+    _, out = mainjob_job.run_real(
         ctx, scenarios=asked, modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []

@@ -14,7 +14,7 @@
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
                                  [--retries N] [--unset-for S]
                                               # a hung Bare Metal API and [ironic] timeout
-                                              # (novaseries/ironic/hangprobe.py)
+                                              # (novaseries/ironic/hang_probe_run.py)
 
 Each action takes only its own options (argparse refuses the others);
 ``driver-tests --pike`` takes none of driver-tests' other options and
@@ -32,7 +32,7 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_tests, hangprobe, pike, service
+from novaseries.ironic import driver_runs, hang_probe_run, pike, service
 from novaseries import modes as modes_mod, targets as targets_mod, testrun
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -175,17 +175,17 @@ def _driver_tests(ctx, args):
         return common.report(outcomes) if outcomes else 1
     tree = _tree(ctx, args.tree)
     mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
-    return driver_tests.run(tree, mode.mode.env, nova_venv=args.nova_venv,
-                            build=ctx.build, pattern=args.pattern, expect=args.expect,
-                            root=ctx.root)
+    return driver_runs.run(tree, mode.mode.env, nova_venv=args.nova_venv,
+                           build=ctx.build, pattern=args.pattern, expect=args.expect,
+                           root=ctx.root)
 
 
 def _hang_probe(ctx, args):
     tree = _tree(ctx, args.tree, "master-all")
     mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
-    return hangprobe.run(tree, mode.mode.env, args.timeout, retries=args.retries,
-                         unset_for=args.unset_for, nova_venv=args.nova_venv,
-                         build=ctx.build, root=ctx.root)
+    return hang_probe_run.run(tree, mode.mode.env, args.timeout, retries=args.retries,
+                              unset_for=args.unset_for, nova_venv=args.nova_venv,
+                              build=ctx.build, root=ctx.root)
 
 
 #: What each action runs: ``func(ctx, args) -> exit status``.

@@ -13,9 +13,9 @@
   job's scenarios (``run --ironic real``), its request recording and how
   its nodes deploy; :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
-* :mod:`~novaseries.ironic.driver_tests`: runs the driver tests
+* :mod:`~novaseries.ironic.driver_runs`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv
-  (``novaseries ironic driver-tests``); :mod:`~novaseries.ironic.hangprobe`:
+  (``novaseries ironic driver-tests``); :mod:`~novaseries.ironic.hang_probe_run`:
   ``novaseries ironic hang-probe``.
 
 Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;

@@ -27,7 +27,7 @@ Standard library only (with ``psutil`` where the venv has it, through
 :mod:`novaseries.procs`), so that it can be imported from Nova's test
 virtualenv as well as from the harness.  Progress goes to the
 ``novaseries.ironic.service`` logger.  The command line is ``novaseries
-ironic``; :mod:`novaseries.ironic.driver_tests` runs the driver tests against it.
+ironic``; :mod:`novaseries.ironic.driver_runs` runs the driver tests against it.
 """
 
 import atexit
