@@ -20,6 +20,10 @@ from novaseries.util import HarnessError
 #: steps) and ``ironic driver-tests``/``hang-probe`` use unless told.
 DEFAULT_TARGET = "master"
 
+#: A target's interpreter when neither it, its release nor ``[defaults]``
+#: names one (targets.toml's ``[defaults]`` does).
+DEFAULT_INTERPRETER = "python3.11"
+
 
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order).
@@ -60,7 +64,7 @@ def load(ctx, path=None):
             name=name,
             version=merged["version"],
             sha256=merged["sha256"],
-            interpreter=merged.get("interpreter", "python3.11"),
+            interpreter=merged.get("interpreter", DEFAULT_INTERPRETER),
             venv_tool=merged.get("venv_tool", "venv"),
             pins=ctx.root / merged["pins"],
             patches=ctx.root / merged["patches"],
