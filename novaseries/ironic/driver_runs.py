@@ -39,13 +39,12 @@ DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
 
 
-def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
+def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
         log=None, root=None, need_fixture=False):
     """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
-    :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
-        default ``build/venvs/master``.
+    :param nova_venv: Nova's test venv (the caller's target's).
     :param pattern: optional test id filter (``-k`` of unittest).
     :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
         end-to-end tests (default: detected from the tree).
@@ -82,24 +81,21 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
     return res.returncode
 
 
-def nova_venv_env(tree, nova_env, nova_venv=None, build=None, root=None):
+def nova_venv_env(tree, nova_env, nova_venv, build=None, root=None):
     """Install the Ironic venv if needed; Nova's venv's python, and the
     environment of a run of :data:`DRIVER_TESTS`' code in it.
 
     :param tree: the Nova tree (first on PYTHONPATH, then the harness's
         code, :data:`novaseries.util.PACKAGE_PARENT`).
     :param nova_env: the environment of Nova's concurrency mode (set last).
-    :param nova_venv: Nova's test venv (default ``$REALIRONIC_NOVA_VENV``
-        or ``build/venvs/master``).
+    :param nova_venv: Nova's test venv.
     :returns: ``(python path, env dict)``.
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
     """
     build = pathlib.Path(build or default_build())
     venv = service.ensure_venv(build, root)
-    nova_venv = pathlib.Path(os.path.abspath(
-        nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
-        or build / "venvs" / "master"))
+    nova_venv = pathlib.Path(os.path.abspath(nova_venv))
     python = nova_venv / "bin" / "python"
     if not python.exists():
         raise service.RealIronicError(f"no Nova test venv at {nova_venv}")

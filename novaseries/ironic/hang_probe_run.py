@@ -21,13 +21,13 @@ LOG = logging.getLogger(__name__)
 PROBE = driver_runs.DRIVER_TESTS / "hang_probe.py"
 
 
-def run(tree, nova_env, timeout, retries=1, unset_for=0, nova_venv=None, build=None,
-        root=None):
+def run(tree, nova_env, nova_venv, timeout, retries=1, unset_for=0, build=None, root=None):
     """Run the probe; returns its exit status (0: each case as expected).
 
     :param tree: a Nova tree (PYTHONPATH; the series' ``_api_unreachable()``
         is reported when it has it).
     :param nova_env: environment of Nova's concurrency mode.
+    :param nova_venv: Nova's test venv.
     :param timeout: ``[ironic] timeout`` of the timed cases (s, > 0).
     :param retries: ``[ironic] connect_retries`` and ``status_code_retries``
         of the second timed case (0: no second case).
