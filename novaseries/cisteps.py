@@ -3,8 +3,8 @@
 
 * ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
   on 127.0.0.1) and the end-to-end tests of the fixed driver against the
-  real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run in the
-  master target's venv on the master tree;
+  real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run on
+  the tree a packager of nova 34.0.0 ships (master-all) in its venv;
 * ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree
@@ -38,23 +38,30 @@ from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_tests, pike
+from novaseries.ironic import driver_runs, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
 
 
+def _stack_name(ctx):
+    """The name of the target of :func:`~novaseries.targets.default_stack_target`
+    (``master-all``), or :data:`~novaseries.targets.DEFAULT_TARGET` when
+    targets.toml lacks that (ci then names it as the target missing)."""
+    stack = targets_mod.default_stack_target(ctx)
+    return stack.name if stack else targets_mod.DEFAULT_TARGET
+
+
 def real_ironic_step(ctx):
-    """Run novaseries/nova_side/driver_tests against the tree a packager of nova 34.0.0
-    ships (master-all: the teardown series, the node-leak changes and the
-    rebuild change), in the master target's modes that are
-    :func:`~novaseries.modes.default_modes`: all of them in a default
-    mode (threading, how nova 34.0.0 runs nova-compute), the driver's
-    end-to-end tests (``test_e2e``) in any other (the contract and process
-    tests do not run Nova's services); one Outcome per mode with
-    unittest's counts (:func:`unittest_counts`: a crash or a run of no
-    test is a failure)."""
-    target = targets_mod.get(ctx, "master-all")
+    """Run all of novaseries/nova_side/driver_tests (contract, end-to-end
+    and process tests) against the tree a packager of nova 34.0.0 ships
+    (:func:`~novaseries.targets.default_stack_target`, master-all: the
+    teardown series, the node-leak changes and the rebuild change), once
+    in each of its modes that is one of
+    :func:`~novaseries.modes.default_modes` (threading, how nova 34.0.0
+    runs nova-compute); one Outcome per mode with unittest's counts
+    (:func:`unittest_outcome`: a crash or a run of no test is a failure)."""
+    target = targets_mod.get(ctx, _stack_name(ctx))
     ci_modes = modes_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
@@ -64,9 +71,8 @@ def real_ironic_step(ctx):
         log_path = ctx.results("realironic") / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = driver_tests.run(tree, env, nova_venv=venv, build=ctx.build,
-                                  expect="fixed", log=log, root=ctx.root, need_fixture=True,
-                                  pattern=None if mode in ci_modes else "test_e2e")
+            rc = driver_runs.run(tree, env, venv, build=ctx.build, expect="fixed", log=log,
+                                 root=ctx.root, need_fixture=True)
         ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)
         say(f"real Ironic tests [{mode}]: {ran} run, {outcome.failed} failed, "
@@ -203,7 +209,7 @@ def main_job_real_step(ctx):
     the bug shown on the reproducer tree)."""
     # (this run's own JSON: another run may write the shared copy)
     asked = list(scenario_table.REAL_CI)
-    _, out = mainjob_job.play_real(
+    _, out = mainjob_job.run_real(
         ctx, scenarios=asked, modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
@@ -243,29 +249,33 @@ class Step(typing.NamedTuple):
     light: bool = False
 
 
-#: The ci steps after the targets whatever targets.toml declares, in
-#: order (:func:`steps` adds the mypy steps).  The real Ironics' steps
-#: mostly wait for the services' state changes: they run beside the
-#: targets' tests.  ``main job vs real Ironic`` mostly waits for the real
-#: Ironics too (the scenarios' polls are 1 s apart); it shares the main
-#: job's trees and writes a folder of its own, so it runs beside ``main
-#: job`` (only that one holds :func:`novaseries.mainjob.job.owned`).
-FIXED_STEPS = (
-    Step("real Ironic", real_ironic_step, targets=("master-all",), light=True),
-    Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
-         targets=("pike",), light=True),
-    Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
-    Step("main job vs real Ironic", main_job_real_step,
-         targets=(targets_mod.DEFAULT_TARGET, "master-all"), light=True),
-)
+def fixed_steps(ctx):
+    """The ci steps after the targets whatever targets.toml declares, in
+    order (:func:`steps` adds the mypy steps); their targets are the main
+    job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
+    packaged stack (:func:`_stack_name`) and pike.  The real Ironics' steps
+    mostly wait for the services' state changes: they run beside the
+    targets' tests.  ``main job vs real Ironic`` mostly waits for the real
+    Ironics too (the scenarios' polls are 1 s apart); it shares the main
+    job's trees and writes a folder of its own, so it runs beside ``main
+    job`` (only that one holds :func:`novaseries.mainjob.job.owned`)."""
+    stack = _stack_name(ctx)
+    return (
+        Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
+        Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
+             targets=("pike",), light=True),
+        Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
+        Step("main job vs real Ironic", main_job_real_step,
+             targets=(targets_mod.DEFAULT_TARGET, stack), light=True),
+    )
 
 
 def steps(ctx):
-    """The ci steps after the targets, in order: :data:`FIXED_STEPS`, then
+    """The ci steps after the targets, in order: :func:`fixed_steps`, then
     a ``mypy <target>`` step for each of
     :func:`novaseries.targets.mypy_targets` (after that target's job).
 
     :raises HarnessError: as :func:`~novaseries.targets.mypy_targets`.
     """
-    return (*FIXED_STEPS, *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
-                            for name in targets_mod.mypy_targets(ctx)))
+    return (*fixed_steps(ctx), *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
+                                 for name in targets_mod.mypy_targets(ctx)))

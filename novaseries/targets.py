@@ -17,8 +17,14 @@ from novaseries.target_model import Target, read_series
 from novaseries.util import HarnessError
 
 #: The target (of targets.toml) the main job (``run``, ci's main job
-#: steps) and ``ironic driver-tests``/``hang-probe`` use unless told.
+#: steps) and ``ironic driver-tests``/``hang-probe`` use unless told; the
+#: packaged stack of its release (:func:`default_stack_target`) is the main
+#: job's fixed tree and the tree of the real-Ironic runs.
 DEFAULT_TARGET = "master"
+
+#: A target's interpreter when neither it, its release nor ``[defaults]``
+#: names one (targets.toml's ``[defaults]`` does).
+DEFAULT_INTERPRETER = "python3.11"
 
 
 def load(ctx, path=None):
@@ -60,7 +66,7 @@ def load(ctx, path=None):
             name=name,
             version=merged["version"],
             sha256=merged["sha256"],
-            interpreter=merged.get("interpreter", "python3.11"),
+            interpreter=merged.get("interpreter", DEFAULT_INTERPRETER),
             venv_tool=merged.get("venv_tool", "venv"),
             pins=ctx.root / merged["pins"],
             patches=ctx.root / merged["patches"],
@@ -189,13 +195,11 @@ def packaged_stack(ctx, release, path=None):
         them), or its stack target takes part of a folder (``below_upto``:
         packagers apply whole folders).
     """
-    known = load(ctx, path)
     names = releases(ctx, path)
     if release not in names:
         raise HarnessError(f"unknown release {release!r} (releases: {', '.join(names)})")
-    stacks = [t for t in known.values() if t.stack and t.release == release]
-    target = stacks[0] if stacks else (known.get(f"{release}-all") or known.get(release))
-    if target is None or target.release != release:
+    target = stack_target(ctx, release, path)
+    if target is None:
         raise HarnessError(f"release {release}: targets.toml has neither a target "
                            f"{release}-all nor a target {release}")
     if target.below_upto is not None:
@@ -207,6 +211,24 @@ def packaged_stack(ctx, release, path=None):
         raise HarnessError(release_changes.not_stacked_on(
             f"release {release}: target {target.name}'s {target.patches}", missing))
     return PackagedStack(release, target, (*target.below, target.patches))
+
+
+def stack_target(ctx, release, path=None):
+    """The target whose tree is ``release``'s packaged stack: the release's
+    target with ``stack = true``; in a targets file without one, its
+    ``<release>-all`` target or its own target; None when it has none of
+    these (:func:`packaged_stack` checks the stack itself)."""
+    known = load(ctx, path)
+    stacks = [t for t in known.values() if t.stack and t.release == release]
+    target = stacks[0] if stacks else (known.get(f"{release}-all") or known.get(release))
+    return target if target is not None and target.release == release else None
+
+
+def default_stack_target(ctx, path=None):
+    """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release
+    (``master-all``); None when the targets file has no such target."""
+    default = load(ctx, path).get(DEFAULT_TARGET)
+    return None if default is None else stack_target(ctx, default.release, path)
 
 
 def mypy_targets(ctx, path=None):

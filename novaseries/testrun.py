@@ -18,7 +18,7 @@ import time
 
 from novaseries import cores, flake8_run, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
-from novaseries.ironic import driver_tests, pike
+from novaseries.ironic import driver_runs, pike
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
@@ -165,7 +165,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
 
 def pike_driver_outcomes(ctx):
     """Pike's driver end to end against the pike-era Ironic
-    (:func:`~novaseries.ironic.driver_tests.run_pike`) on the unpatched
+    (:func:`~novaseries.ironic.driver_runs.run_pike`) on the unpatched
     pike tree (the bug must show) and on the patched one; one Outcome per
     tree.
 
@@ -183,7 +183,7 @@ def pike_driver_outcomes(ctx):
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",
                                    ctx.build / "trees" / "pike-unpatched") as unpatched:
-        results = driver_tests.run_pike(
+        results = driver_runs.run_pike(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
             venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
     for label, rc, log_path in results:

@@ -56,7 +56,7 @@ class Context:
 
         Environment: NOVASERIES_ROOT, NOVASERIES_BUILD, NOVASERIES_SDIST_CACHE.
         """
-        root = pathlib.Path(root or os.environ.get("NOVASERIES_ROOT") or find_root())
+        root = project_root(root)
         build = build_dir(root, build)
         cache = pathlib.Path(sdist_cache or os.environ.get("NOVASERIES_SDIST_CACHE")
                              or build / "sdists")
@@ -75,14 +75,31 @@ class Context:
         return self.build / "results" / target
 
 
+#: The directory that holds the ``novaseries`` package: what harness code
+#: run in another venv (Nova's, the pep8 tools') needs on PYTHONPATH.
+PACKAGE_PARENT = pathlib.Path(__file__).resolve().parent.parent
+
+
 def find_root():
     """The project root: the nearest ancestor of the cwd with targets/targets.toml,
-    else the checkout this package lives in."""
+    else the checkout this package lives in (:data:`PACKAGE_PARENT`)."""
     here = pathlib.Path.cwd()
     for path in (here, *here.parents):
         if (path / "targets" / "targets.toml").is_file():
             return path
-    return pathlib.Path(__file__).resolve().parent.parent
+    return PACKAGE_PARENT
+
+
+def project_root(root=None):
+    """The project checkout (holds ``targets/``, ``patches/``, ``pins/``):
+    ``root`` if given, else ``$NOVASERIES_ROOT``, else :func:`find_root`."""
+    return pathlib.Path(root or os.environ.get("NOVASERIES_ROOT") or find_root())
+
+
+def pins_file(root, name):
+    """The pins (frozen requirements) of the venv ``name``:
+    ``<root>/pins/<name>.txt`` (``root``: the project checkout)."""
+    return pathlib.Path(root) / "pins" / f"{name}.txt"
 
 
 #: The harness's logger; its progress lines are INFO records.  The CLI
@@ -265,6 +282,11 @@ def venv_dir(build, name):
     return pathlib.Path(build) / "venvs" / name
 
 
+#: The interpreter of the venvs the harness builds for its tools from
+#: ``pins/`` (the pep8 job's tools, Ironic 39.0.0): their pins are frozen
+#: for it.
+TOOLS_PYTHON = "python3.11"
+
 #: The file in a venv holding its recipe stamp (:func:`recipe_digest`).
 RECIPE_MARKER = "novaseries-recipe.sha256"
 
@@ -315,6 +337,25 @@ def build_venv(venv, interpreter, installs, digest, log_path, tool="venv", what=
     with file_lock(venv.parent / f"{venv.name}.lock", f"{what} {venv.name}"):
         return _build_venv(venv, interpreter, installs, digest, log_path, tool,
                            venv / RECIPE_MARKER, what)
+
+
+def pinned_venv(venv, interpreter, pins, recipe, log_path, pip_args=(), tool="venv",
+                what="venv"):
+    """Create or reuse ``venv`` from the pins file ``pins``: ``pip install
+    <pip_args> -r <pins>`` into a venv of ``interpreter`` (:func:`build_venv`),
+    reused while its stamp, :func:`recipe_digest` of the pins, ``recipe``
+    (the caller's recipe version) and the interpreter's identity, is
+    unchanged.  Returns the venv's path.
+
+    :raises HarnessError: the pins file is missing, the interpreter does
+        not run, or the venv does not install.
+    """
+    pins = pathlib.Path(pins)
+    if not pins.is_file():
+        raise HarnessError(f"pins file {pins} is missing")
+    digest = recipe_digest(pins, recipe, interpreter_identity(interpreter))
+    return build_venv(venv, interpreter, [[*pip_args, "-r", pins]], digest, log_path,
+                      tool=tool, what=what)[0]
 
 
 def _build_venv(venv, interpreter, installs, digest, log_path, tool, marker, what):

@@ -223,7 +223,7 @@ class MainJobStepTest(unittest.TestCase):
             out = pathlib.Path(tmp) / "real.json"
             out.write_text(json.dumps(data))
             with mock.patch.object(cisteps.scenario_table, "REAL_CI", self.NAMES), \
-                    mock.patch.object(cisteps.mainjob_job, "play_real",
+                    mock.patch.object(cisteps.mainjob_job, "run_real",
                                       return_value=(0, out)), \
                     mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)):

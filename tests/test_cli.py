@@ -142,7 +142,8 @@ class CiStepsTest(helpers.ProjectTestCase):
         steps = (cisteps.Step("patched", lambda ctx: ran.append(ctx) or
                               [Outcome("patched", passed=1)], targets=("fake",)),)
         out = helpers.capture_log(self, io.StringIO())
-        with contextlib.redirect_stdout(out), mock.patch.object(cisteps, "FIXED_STEPS", steps):
+        with contextlib.redirect_stdout(out), \
+                mock.patch.object(cisteps, "fixed_steps", lambda ctx: steps):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
         self.assertEqual([self.ctx], ran)
         self.assertIn("ok   patched: 1 passed, 0 failed", out.getvalue())

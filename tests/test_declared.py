@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import tomllib
 import unittest
+from unittest import mock
 
 from novaseries import release_changes, targets, targets_file, util
 from novaseries.util import HarnessError
@@ -124,6 +125,18 @@ class DeclaredTest(unittest.TestCase):
                          targets.packaged_stack(ctx, "one").folders)
         # a selection under a [defaults.unit_paths] key takes its paths
         self.assertEqual(["nova/virt/"], one.unit_paths["nova.tests.unit.virt.driver.Case"])
+
+    def test_the_stack_is_the_declared_one(self):
+        # stack = true, whatever the target's name (the main job's fixed
+        # tree, ci's real-Ironic step and the ironic commands use it)
+        ctx = self.ctx(TOML.replace("targets.one-all", "targets.packaged"))
+        self.assertEqual("packaged", targets.stack_target(ctx, "one").name)
+        self.assertEqual("packaged", targets.packaged_stack(ctx, "one").target.name)
+        self.assertIsNone(targets.stack_target(ctx, "nosuch"))
+        with mock.patch.object(targets, "DEFAULT_TARGET", "one-fix"):
+            self.assertEqual("packaged", targets.default_stack_target(ctx).name)
+        with mock.patch.object(targets, "DEFAULT_TARGET", "nosuch"):
+            self.assertIsNone(targets.default_stack_target(ctx))
 
     def test_release_fields_are_the_releases(self):
         for key, value in (("sha256", f'"{SHA}"'), ("pins", '"p.txt"'),

@@ -13,13 +13,13 @@ import sys
 import tempfile
 import unittest
 
-from novaseries.ironic import driver_tests
+from novaseries.ironic import driver_runs
 from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
 ORDER = ("venv", "service", "rest", "request_log", "real_deploy", "real_backend", "api_proxy",
-         "pike", "driver_tests", "hangprobe")
+         "pike", "driver_runs", "hang_probe_run")
 
 
 def _imports(path):
@@ -59,12 +59,12 @@ class LayoutTest(unittest.TestCase):
             self.assertEqual([], inside, path)
 
     def test_the_runs_find_their_tests(self):
-        self.assertTrue((driver_tests.DRIVER_TESTS / "test_e2e.py").is_file())
-        self.assertTrue((driver_tests.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
+        self.assertTrue((driver_runs.DRIVER_TESTS / "test_e2e.py").is_file())
+        self.assertTrue((driver_runs.PIKE_DRIVER_TESTS / "test_pike_e2e.py").is_file())
         self.assertFalse((helpers.REPO / "tests" / "realironic").exists())
 
     def test_driver_tests_run_by_path_skip_without_nova(self):
-        """``unittest discover -s <folder> -t <folder>``, as driver_tests.run
+        """``unittest discover -s <folder> -t <folder>``, as driver_runs.run
         does, without Nova and without an Ironic venv: the modules find
         each other by bare name, everything skips, pike's tests are not
         collected."""
@@ -72,7 +72,7 @@ class LayoutTest(unittest.TestCase):
             env = dict(os.environ, PYTHONPATH=str(helpers.REPO),
                        REALIRONIC_VENV=os.path.join(tmp, "no-venv"), NOVASERIES_BUILD=tmp)
             env.pop("REALIRONIC_REQUIRED", None)
-            tests = str(driver_tests.DRIVER_TESTS)
+            tests = str(driver_runs.DRIVER_TESTS)
             proc = subprocess.run(
                 [sys.executable, "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests],
                 cwd=tmp, env=env, capture_output=True, text=True, timeout=120)

@@ -14,7 +14,12 @@
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
                                  [--retries N] [--unset-for S]
                                               # a hung Bare Metal API and [ironic] timeout
-                                              # (novaseries/ironic/hangprobe.py)
+                                              # (novaseries/ironic/hang_probe_run.py)
+
+Both run, unless told, on the tree ci's real-Ironic step tests: the
+packaged stack of :data:`~novaseries.targets.DEFAULT_TARGET`'s release
+(:func:`novaseries.targets.default_stack_target`, master-all), in its
+venv and the environment of its mode.
 
 Each action takes only its own options (argparse refuses the others);
 ``driver-tests --pike`` takes none of driver-tests' other options and
@@ -32,7 +37,7 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_tests, hangprobe, pike, service
+from novaseries.ironic import driver_runs, hang_probe_run, pike, service
 from novaseries import modes as modes_mod, targets as targets_mod, testrun
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -43,6 +48,15 @@ HELP = ("the real Ironics of the tests: install, start, sweep, driver-tests, han
 #: driver-tests' options that ``driver-tests --pike`` does not take (dest -> flag).
 _NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
              "expect": "--expect", "mode": "--mode"}
+#: The ``args`` attribute holding driver-tests' defaults of :data:`_NOT_PIKE`
+#: (what ``--pike`` compares them with).
+_DEFAULTS = "not_pike_defaults"
+#: The default Nova tree and venv of driver-tests and hang-probe.
+_TREE_DEFAULT = (f"(default: $REALIRONIC_NOVA_TREE, else the tree of target "
+                 f"{targets_mod.DEFAULT_TARGET}'s packaged stack, which ci's real-Ironic "
+                 "step tests; `novaseries prepare` it first)")
+_VENV_HELP = ("Nova's test venv (default: $REALIRONIC_NOVA_VENV, else the venv of the "
+              "default tree's target)")
 
 
 def _pike(parser):
@@ -68,20 +82,19 @@ def add_arguments(parser, ctx):
                            "novaseries/nova_side/driver_tests) in Nova's venv against a "
                            "real Ironic")
     _pike(tests)
-    tests.add_argument("--tree", help="a Nova tree with the series (default: "
-                       "$REALIRONIC_NOVA_TREE or build/trees/master)")
-    tests.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
+    tests.add_argument("--tree", help="a Nova tree with the series " + _TREE_DEFAULT)
+    tests.add_argument("--nova-venv", help=_VENV_HELP)
     tests.add_argument("-k", dest="pattern", help="only tests matching this")
     tests.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
                        help="what spawn() must raise in the end-to-end tests "
                        "(default: detected from the tree)")
     _mode(tests, ctx)
+    tests.set_defaults(**{_DEFAULTS: {dest: tests.get_default(dest) for dest in _NOT_PIKE}})
     probe = sub.add_parser("hang-probe", help="a read of Nova's ironic driver against a "
                            "real Ironic behind a proxy that never answers, with [ironic] "
                            "timeout set and unset (doc/operators.rst)")
-    probe.add_argument("--tree", help="a Nova tree (default: $REALIRONIC_NOVA_TREE or "
-                       "build/trees/master-all)")
-    probe.add_argument("--nova-venv", help="Nova's test venv (default build/venvs/master)")
+    probe.add_argument("--tree", help="a Nova tree " + _TREE_DEFAULT)
+    probe.add_argument("--nova-venv", help=_VENV_HELP)
     probe.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="[ironic] timeout of the timed cases (default 10)")
     probe.add_argument("--retries", type=int, default=1, choices=range(0, 6), metavar="N",
@@ -110,14 +123,13 @@ def _mode(parser, ctx):
                         if default else "Nova's concurrency mode (targets.toml [modes])")
 
 
-def _refuse_pike_options(ctx, args):
+def _refuse_pike_options(args):
     """HarnessError for the options ``--pike`` does not go with."""
     if not getattr(args, "pike", False):
         return
     unused = []
     if args.action == "driver-tests":
-        defaults = {"tree": None, "nova_venv": None, "pattern": None, "expect": "auto",
-                    "mode": next(iter(modes_mod.default_modes(ctx)), None)}
+        defaults = getattr(args, _DEFAULTS)
         unused = [flag for dest, flag in _NOT_PIKE.items()
                   if getattr(args, dest) != defaults[dest]]
     if args.action == "start" and args.fake_delays:
@@ -161,31 +173,47 @@ def _sweep(ctx, args):
     return 0
 
 
-def _tree(ctx, arg, target=targets_mod.DEFAULT_TARGET):
-    tree = arg or os.environ.get("REALIRONIC_NOVA_TREE") or ctx.tree(target)
-    if not (os.path.isdir(os.path.join(tree, "nova"))):
-        raise HarnessError(f"{tree} is not a Nova tree (--tree, $REALIRONIC_NOVA_TREE, or "
-                           f"`novaseries prepare {target}` first)")
-    return tree
+def _nova_side(ctx, args):
+    """``(tree, mode's env, venv)`` of driver-tests and hang-probe: ``--tree``,
+    ``--nova-venv`` or their variables, else those of the packaged stack
+    of the default target's release
+    (:func:`~novaseries.targets.default_stack_target`) in ``--mode``
+    (the target's own interpreter and venv, as ci's step).
+
+    :raises HarnessError: the tree is not a Nova tree, or no such target.
+    """
+    def nova_tree(tree, name):
+        if not (os.path.isdir(os.path.join(tree, "nova"))):
+            raise HarnessError(f"{tree} is not a Nova tree (--tree, $REALIRONIC_NOVA_TREE, "
+                               f"or `novaseries prepare {name}` first)")
+        return tree
+
+    given = args.tree or os.environ.get("REALIRONIC_NOVA_TREE")
+    stack = targets_mod.default_stack_target(ctx)
+    name = stack.name if stack else targets_mod.DEFAULT_TARGET
+    tree = nova_tree(given, name) if given else None
+    if stack is None:
+        raise HarnessError(f"targets.toml has no target {name}")
+    target = stack.in_mode(args.mode, interpreter=False)
+    tree = tree or nova_tree(ctx.tree(name), name)
+    venv = (args.nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
+            or ctx.venv(target.venv_name))
+    return tree, target.mode.env, venv
 
 
 def _driver_tests(ctx, args):
     if args.pike:
         outcomes = testrun.pike_driver_outcomes(ctx)
         return common.report(outcomes) if outcomes else 1
-    tree = _tree(ctx, args.tree)
-    mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
-    return driver_tests.run(tree, mode.mode.env, nova_venv=args.nova_venv,
-                            build=ctx.build, pattern=args.pattern, expect=args.expect,
-                            root=ctx.root)
+    tree, env, venv = _nova_side(ctx, args)
+    return driver_runs.run(tree, env, venv, build=ctx.build, pattern=args.pattern,
+                           expect=args.expect, root=ctx.root)
 
 
 def _hang_probe(ctx, args):
-    tree = _tree(ctx, args.tree, "master-all")
-    mode = targets_mod.get(ctx, targets_mod.DEFAULT_TARGET).in_mode(args.mode, interpreter=False)
-    return hangprobe.run(tree, mode.mode.env, args.timeout, retries=args.retries,
-                         unset_for=args.unset_for, nova_venv=args.nova_venv,
-                         build=ctx.build, root=ctx.root)
+    tree, env, venv = _nova_side(ctx, args)
+    return hang_probe_run.run(tree, env, venv, args.timeout, retries=args.retries,
+                              unset_for=args.unset_for, build=ctx.build, root=ctx.root)
 
 
 #: What each action runs: ``func(ctx, args) -> exit status``.
@@ -196,7 +224,7 @@ _RUN = {"install": _install, "start": _start, "sweep": _sweep, "driver-tests": _
 def run(ctx, args):
     """Run ``args.action``; returns the exit status (driver-tests: the test
     run's)."""
-    _refuse_pike_options(ctx, args)
+    _refuse_pike_options(args)
     try:
         return _RUN[args.action](ctx, args)
     except service.RealIronicError as exc:

@@ -13,15 +13,15 @@
   job's scenarios (``run --ironic real``), its request recording and how
   its nodes deploy; :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
-* :mod:`~novaseries.ironic.driver_tests`: runs the driver tests
+* :mod:`~novaseries.ironic.driver_runs`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv
-  (``novaseries ironic driver-tests``); :mod:`~novaseries.ironic.hangprobe`:
+  (``novaseries ironic driver-tests``); :mod:`~novaseries.ironic.hang_probe_run`:
   ``novaseries ironic hang-probe``.
 
-Imports point down: hangprobe -> driver_tests -> pike -> service -> venv;
-real_backend -> real_deploy, request_log -> rest -> service; of the rest of
-the harness, only :mod:`novaseries.procs` and :mod:`novaseries.util` (the
-targets, trees and venvs the driver tests run in are given by the callers:
+Imports point down (their order: ``ORDER`` of tests/test_ironic_layout.py,
+which checks it); of the rest of the harness, only :mod:`novaseries.procs`
+and :mod:`novaseries.util` (the targets, trees and venvs the driver tests
+run in are given by the callers:
 :mod:`novaseries.commands.ironic`, :mod:`novaseries.cisteps`,
 :func:`novaseries.testrun.pike_driver_outcomes`).  Everything here is
 standard library only: the code in Nova's venv

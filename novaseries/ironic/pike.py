@@ -47,14 +47,21 @@ import urllib.request
 from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
-from novaseries.ironic.venv import default_build, pinned_venv, pinned_version, project_root
+from novaseries.ironic import venv as venv_mod
+from novaseries.ironic.venv import default_build, pinned_venv, pinned_version
 
 LOG = logging.getLogger(__name__)
 
 
+#: The name of the pike Ironic's venv (``build/venvs/ironic-pike``) and of
+#: its pins (``pins/ironic-pike.txt``).
+VENV_NAME = "ironic-pike"
+
+
 def pins_file(root=None):
-    """``pins/ironic-pike.txt``: the frozen set of the pike Ironic venv."""
-    return pathlib.Path(root or project_root()) / "pins" / "ironic-pike.txt"
+    """``pins/ironic-pike.txt``: the frozen set of the pike Ironic venv
+    (:func:`novaseries.ironic.venv.pins_file`)."""
+    return venv_mod.pins_file(VENV_NAME, root)
 
 
 #: The Ironic release of :func:`pins_file` (its ``ironic==VERSION``;
@@ -138,7 +145,7 @@ CLEANING_NETWORK = "5a7c6b8e-0c1d-4e2f-9a3b-4c5d6e7f8a9b"
 
 def venv_dir(build=None):
     """``build/venvs/ironic-pike``."""
-    return util.venv_dir(build or default_build(), "ironic-pike")
+    return util.venv_dir(build or default_build(), VENV_NAME)
 
 
 def missing_tools():

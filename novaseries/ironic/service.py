@@ -27,7 +27,7 @@ Standard library only (with ``psutil`` where the venv has it, through
 :mod:`novaseries.procs`), so that it can be imported from Nova's test
 virtualenv as well as from the harness.  Progress goes to the
 ``novaseries.ironic.service`` logger.  The command line is ``novaseries
-ironic``; :mod:`novaseries.ironic.driver_tests` runs the driver tests against it.
+ironic``; :mod:`novaseries.ironic.driver_runs` runs the driver tests against it.
 """
 
 import atexit
@@ -42,15 +42,21 @@ import threading
 import time
 
 from novaseries import procs, util
-from novaseries.ironic.venv import (base_python, default_build, pinned_venv, pinned_version,
-                                    project_root)
+from novaseries.ironic import venv as venv_mod
+from novaseries.ironic.venv import base_python, default_build, pinned_venv, pinned_version
 
 LOG = logging.getLogger(__name__)
 
 
+#: The name of the Ironic venv (``build/venvs/ironic``) and of its pins
+#: (``pins/ironic.txt``).
+VENV_NAME = "ironic"
+
+
 def pins_file(root=None):
-    """``pins/ironic.txt``: the frozen requirement set of the Ironic venv."""
-    return pathlib.Path(root or project_root()) / "pins" / "ironic.txt"
+    """``pins/ironic.txt``: the frozen requirement set of the Ironic venv
+    (:func:`novaseries.ironic.venv.pins_file`)."""
+    return venv_mod.pins_file(VENV_NAME, root)
 
 
 #: The Ironic release the pins give (``ironic==VERSION`` of
@@ -74,7 +80,7 @@ RealIronicError = procs.ServiceError
 
 def venv_dir(build=None):
     """Where the Ironic virtualenv lives (``build/venvs/ironic``)."""
-    return util.venv_dir(build or default_build(), "ironic")
+    return util.venv_dir(build or default_build(), VENV_NAME)
 
 
 #: Bump when the Ironic venv's install recipe changes, to rebuild it.

@@ -5,8 +5,9 @@ frozen requirement set in ``pins/`` (:func:`novaseries.ironic.service.ensure_ven
 39.0.0 under Python 3.11 from ``pins/ironic.txt``;
 :func:`novaseries.ironic.pike.ensure_venv`: 9.1.7 under Python 2.7 from
 ``pins/ironic-pike.txt``).  Both go through :func:`pinned_venv`, which
-builds the venv with :func:`novaseries.util.build_venv` (locked, reused
-while the pins, the recipe and the interpreter are unchanged).
+builds the venv with :func:`novaseries.util.pinned_venv` (locked, reused
+while the pins, the recipe and the interpreter are unchanged).  The project
+checkout is :func:`novaseries.util.project_root`'s.
 
 Standard library only (and :mod:`novaseries.util`, :mod:`novaseries.procs`,
 which are too): the service modules that import this one are imported in
@@ -20,13 +21,6 @@ import re
 import shutil
 
 from novaseries import procs, util
-
-_ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def project_root():
-    """The project checkout this module lives in (holds ``pins/``)."""
-    return _ROOT
 
 
 def pinned_version(pins, name):
@@ -51,44 +45,47 @@ def pinned_version(pins, name):
 
 def default_build():
     """Scratch directory: ``$NOVASERIES_BUILD`` or ``<root>/build``
-    (:func:`novaseries.util.build_dir`)."""
-    return util.build_dir(_ROOT)
+    (:func:`novaseries.util.build_dir` of :func:`novaseries.util.project_root`)."""
+    return util.build_dir(util.project_root())
+
+
+def pins_file(name, root=None):
+    """The pins of the Ironic venv ``name``
+    (:func:`novaseries.util.pins_file` of ``root``, default
+    :func:`novaseries.util.project_root`)."""
+    return util.pins_file(util.project_root(root), name)
 
 
 def base_python(python=None):
     """The interpreter to build the Ironic 39.0.0 venv from: ``python`` or
-    ``$REALIRONIC_PYTHON`` if given, else Python 3.11 as the Nova venvs
-    find it (``novaseries.util.find_interpreter``: the running Python if it
-    is a 3.11, else pyenv's, else PATH's); the venv's recipe records the
-    interpreter's identity, not this path.
+    ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
+    as the Nova venvs find it (``novaseries.util.find_interpreter``: the
+    running Python if it is that version, else pyenv's, else PATH's); the
+    venv's recipe records the interpreter's identity, not this path.
 
-    :raises procs.ServiceError: (``RealIronicError``) no Python 3.11.
+    :raises procs.ServiceError: (``RealIronicError``) no such Python.
     """
     python = python or os.environ.get("REALIRONIC_PYTHON")
     if not python:
         try:
-            return str(util.find_interpreter("python3.11"))
+            return str(util.find_interpreter(util.TOOLS_PYTHON))
         except util.HarnessError as exc:
             raise procs.ServiceError(str(exc)) from None
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
 def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
-    """An Ironic venv: ``pip install -q <pip_args> -r <pins>`` into ``venv``
-    made from ``python()`` (``novaseries.util.build_venv``, which locks
-    and reuses it while its stamp, :func:`novaseries.util.recipe_digest`
-    of the pins, ``recipe`` and the interpreter's identity, is unchanged).
+    """An Ironic venv: :func:`novaseries.util.pinned_venv` (``pip install -q
+    <pip_args> -r <pins>``) from ``python()``, its errors as
+    ``RealIronicError``.
 
     :param python: a function returning the interpreter (it may raise).
     :returns: the venv path.
-    :raises procs.ServiceError: (``RealIronicError``) no interpreter, or
-        venv creation or pip failed (with pip's tail).
+    :raises procs.ServiceError: (``RealIronicError``) no interpreter or
+        pins file, or venv creation or pip failed (with pip's tail).
     """
     try:
-        interpreter = python()
-        digest = util.recipe_digest(pins, recipe, util.interpreter_identity(interpreter))
-        util.build_venv(venv, interpreter, [["-q", *pip_args, "-r", pins]], digest,
-                        log_path, tool=tool, what=what)
+        return util.pinned_venv(venv, python(), pins, recipe, log_path,
+                                pip_args=["-q", *pip_args], tool=tool, what=what)
     except util.HarnessError as exc:
         raise procs.ServiceError(f"{exc}\n{exc.details}".rstrip()) from None
-    return venv

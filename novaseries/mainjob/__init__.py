@@ -26,6 +26,6 @@ Which module does what: ``trees`` prepares the trees and runs the player
 (and the benchmark) in them; ``judge`` judges the observations;
 ``report`` prints the table and writes the JSON; ``benchreport`` the
 benchmark's; ``backends`` is what a fake and a real Ironic run differ in;
-``job`` is the job itself (``job.run``, ``job.play_real``,
+``job`` is the job itself (``job.run``, ``job.run_real``,
 ``job.check_tree``).
 """

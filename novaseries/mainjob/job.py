@@ -1,4 +1,4 @@
-"""The main job: :func:`run` (and :func:`play_real`, its ``--ironic real``
+"""The main job: :func:`run` (and :func:`run_real`, its ``--ironic real``
 form that also gives the run's JSON), one loop over Nova's concurrency
 modes with the backend (fake or real Ironic, ``backends.py``) as a
 parameter; :func:`check_tree`, one tree of the user's judged as a fixed
@@ -28,7 +28,7 @@ def run(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), jso
     in every mode and, with ``bench``, the benchmark without problems).
 
     :param ironic: ``fake`` (the series' fake Ironic) or ``real`` (see
-        :func:`play_real`; no ``bench`` there).
+        :func:`run_real`; no ``bench`` there).
 
     The JSON: ``modes`` (in order), ``by_mode`` (``{mode: {reproducer,
     fixed, bench_problems}}``, every observation and benchmark record
@@ -38,8 +38,8 @@ def run(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), jso
                 bench_runs, modes)[0]
 
 
-def play_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=None,
-              json_out=None):
+def run_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=None,
+             json_out=None):
     """``run --ironic real``: the scenarios through Nova's whole stack
     (API, conductor, scheduler, placement, compute with the real
     ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per

@@ -223,12 +223,12 @@ def prepare_trees(ctx, target):
     """Prepare build/run/{reproducer,fixed}; return {label: path}.
 
     reproducer: the target's series up to its reproducer commit; fixed:
-    everything a packager ships, i.e. target ``<target>-all`` (the series
-    with the separate changes stacked on it) if there is one, else the
-    whole series.
+    everything a packager ships, i.e. the packaged stack of the target's
+    release (:func:`novaseries.targets.stack_target`: the series with the
+    separate changes stacked on it) if there is one, else the whole series.
     """
     repro = reproducer_patch(target)
-    fixed = targets_mod.load(ctx).get(f'{target.name}-all', target)
+    fixed = targets_mod.stack_target(ctx, target.release) or target
     base = ctx.build / 'run'
     trees = {}
     for label, tgt, upto in (('reproducer', target, repro.name),

@@ -9,13 +9,11 @@ import pathlib
 import re
 import subprocess
 
-from novaseries.util import (HarnessError, build_venv, find_interpreter, git_env,
-                             interpreter_identity, recipe_digest)
+from novaseries import util
+from novaseries.util import HarnessError, find_interpreter, git_env
 
 #: The tree's pre-commit config.
 CONFIG = ".pre-commit-config.yaml"
-#: The tool venvs' interpreter (pre-commit's own Python in the job).
-TOOL_INTERPRETER = "python3.11"
 #: Bump when the tool venvs' recipe changes, to rebuild them.
 RECIPE = "1"
 #: Output lines of a failed tool shown in the log (a multiple of it for
@@ -54,27 +52,21 @@ def tool_env(venv):
 
 
 def pins_file(ctx, name):
-    """The pins of the tool venv ``name``: ``pins/<name>.txt``."""
-    return ctx.root / "pins" / f"{name}.txt"
+    """The pins of the tool venv ``name`` (:func:`novaseries.util.pins_file`)."""
+    return util.pins_file(ctx.root, name)
 
 
 def tool_venv(ctx, name):
-    """Create or reuse ``build/venvs/NAME`` from ``pins/NAME.txt`` with
-    :data:`TOOL_INTERPRETER` (reused while its stamp,
-    :func:`~novaseries.util.recipe_digest` of the pins, :data:`RECIPE` and
-    the interpreter's identity, is unchanged); its path.
+    """Create or reuse ``build/venvs/NAME`` from its pins (:func:`pins_file`)
+    with :data:`novaseries.util.TOOLS_PYTHON`
+    (:func:`novaseries.util.pinned_venv`, recipe :data:`RECIPE`); its path.
 
     :raises HarnessError: the pins file is missing, no interpreter, or the
         venv does not install.
     """
-    pins = pins_file(ctx, name)
-    if not pins.is_file():
-        raise HarnessError(f"pins file {pins} is missing")
-    interpreter = find_interpreter(TOOL_INTERPRETER)
-    digest = recipe_digest(pins, RECIPE, interpreter_identity(interpreter))
-    venv, _ = build_venv(ctx.venv(name), interpreter, [["-r", pins]], digest,
-                         ctx.results(name) / "venv-install.log", what="pep8 tools")
-    return venv
+    return util.pinned_venv(ctx.venv(name), find_interpreter(util.TOOLS_PYTHON),
+                            pins_file(ctx, name), RECIPE,
+                            ctx.results(name) / "venv-install.log", what="pep8 tools")
 
 
 def probe(venv, tree, files):

@@ -1,6 +1,6 @@
 """The contract and end-to-end tests of Nova's ironic driver against a real
 Ironic (39.0.0); run inside Nova's test venv by ``novaseries ironic
-driver-tests`` (:func:`novaseries.ironic.driver_tests.run`), never by the
+driver-tests`` (:func:`novaseries.ironic.driver_runs.run`), never by the
 harness's own tests.
 
 They need a Nova tree with the series on ``PYTHONPATH`` (and the project

@@ -1,7 +1,7 @@
 """What a Bare Metal API that accepts a connection and never answers does
 to a read of Nova's ironic driver, with and without ``[ironic] timeout``.
 Not a test module: ``novaseries ironic hang-probe``
-(:mod:`novaseries.ironic.hangprobe`) runs it as a script in Nova's test
+(:mod:`novaseries.ironic.hang_probe_run`) runs it as a script in Nova's test
 venv, with a Nova tree and the project on PYTHONPATH.
 
 It starts a real Ironic 39.0.0 on 127.0.0.1 (:mod:`novaseries.ironic.service`),

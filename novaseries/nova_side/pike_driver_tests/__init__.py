@@ -1,6 +1,6 @@
 """stable/pike's end-to-end tests of Nova's ironic driver against the
 pike-era Ironic 9.1.7; run under Python 2.7 inside pike's Nova test venv by
-``novaseries ironic driver-tests --pike`` (:func:`novaseries.ironic.driver_tests.run_pike`),
+``novaseries ironic driver-tests --pike`` (:func:`novaseries.ironic.driver_runs.run_pike`),
 never by the harness's own tests.
 
 The run is ``python -m unittest discover -s <this folder> -t <this

@@ -3,7 +3,7 @@
 
 Runs in pike's test venv (Python 2.7, python-ironicclient 1.17), with a
 pike tree (patched or unpatched) on PYTHONPATH, against the Ironic 9.1.7
-that ``novaseries.ironic.driver_tests.run_pike`` started on 127.0.0.1 (API and
+that ``novaseries.ironic.driver_runs.run_pike`` started on 127.0.0.1 (API and
 conductor over RabbitMQ, ``fake-hardware`` with ``direct`` deploy, ``flat``
 network against a fake Neutron; its URLs come in ``REALIRONIC_*``
 variables; see doc/real-ironic.rst).  Nova's ``[ironic]`` options point at

@@ -3,7 +3,7 @@ connection and never answers does to a read of Nova's ironic driver, with
 ``[ironic] timeout`` set and unset (what to set: ``doc/operators.rst``).
 
 Runs ``nova_side/driver_tests/hang_probe.py`` as a script in Nova's test venv (the
-environment of :func:`novaseries.ironic.driver_tests.nova_venv_env`): it
+environment of :func:`novaseries.ironic.driver_runs.nova_venv_env`): it
 starts its own Ironic 39.0.0 and the harness's API proxy in ``'hang'``
 mode, and prints what it measured (``hang-probe: ...`` lines).  See
 ``doc/real-ironic.rst``.
@@ -13,21 +13,21 @@ import logging
 import subprocess
 import time
 
-from novaseries.ironic import driver_tests
+from novaseries.ironic import driver_runs
 
 LOG = logging.getLogger(__name__)
 
 #: The probe, run as a script inside Nova's venv.
-PROBE = driver_tests.DRIVER_TESTS / "hang_probe.py"
+PROBE = driver_runs.DRIVER_TESTS / "hang_probe.py"
 
 
-def run(tree, nova_env, timeout, retries=1, unset_for=0, nova_venv=None, build=None,
-        root=None):
+def run(tree, nova_env, nova_venv, timeout, retries=1, unset_for=0, build=None, root=None):
     """Run the probe; returns its exit status (0: each case as expected).
 
     :param tree: a Nova tree (PYTHONPATH; the series' ``_api_unreachable()``
         is reported when it has it).
     :param nova_env: environment of Nova's concurrency mode.
+    :param nova_venv: Nova's test venv.
     :param timeout: ``[ironic] timeout`` of the timed cases (s, > 0).
     :param retries: ``[ironic] connect_retries`` and ``status_code_retries``
         of the second timed case (0: no second case).
@@ -36,7 +36,7 @@ def run(tree, nova_env, timeout, retries=1, unset_for=0, nova_venv=None, build=N
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
     """
-    python, env = driver_tests.nova_venv_env(tree, nova_env, nova_venv, build, root)
+    python, env = driver_runs.nova_venv_env(tree, nova_env, nova_venv, build, root)
     cmd = [str(python), str(PROBE), "--timeout", str(timeout), "--retries", str(retries),
            "--unset-for", str(unset_for)]
     LOG.info(f"hang-probe: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")

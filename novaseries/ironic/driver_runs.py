@@ -26,8 +26,9 @@ import pathlib
 import subprocess
 import time
 
+from novaseries import util
 from novaseries.ironic import pike, service
-from novaseries.ironic.venv import default_build, project_root
+from novaseries.ironic.venv import default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -38,20 +39,19 @@ DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
 
 
-def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
+def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
         log=None, root=None, need_fixture=False):
     """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
-    :param nova_venv: Nova's test venv (openstacksdk from pins/master.txt);
-        default ``build/venvs/master``.
+    :param nova_venv: Nova's test venv (the caller's target's).
     :param pattern: optional test id filter (``-k`` of unittest).
     :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
         end-to-end tests (default: detected from the tree).
     :param log: optional open file for the test run's output (default:
         inherited stdout/stderr).
-    :param root: the project checkout (``pins/``); default the one this
-        module lives in.
+    :param root: the project checkout (``pins/``); default
+        :func:`novaseries.util.project_root`.
     :param nova_env: environment of Nova's concurrency mode (the mode's
         ``env`` in targets.toml ``[modes]``, e.g.
         ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` ``True`` for native threads):
@@ -81,29 +81,27 @@ def run(tree, nova_env, nova_venv=None, build=None, pattern=None, expect=None,
     return res.returncode
 
 
-def nova_venv_env(tree, nova_env, nova_venv=None, build=None, root=None):
+def nova_venv_env(tree, nova_env, nova_venv, build=None, root=None):
     """Install the Ironic venv if needed; Nova's venv's python, and the
     environment of a run of :data:`DRIVER_TESTS`' code in it.
 
-    :param tree: the Nova tree (first on PYTHONPATH, then the project).
+    :param tree: the Nova tree (first on PYTHONPATH, then the harness's
+        code, :data:`novaseries.util.PACKAGE_PARENT`).
     :param nova_env: the environment of Nova's concurrency mode (set last).
-    :param nova_venv: Nova's test venv (default ``$REALIRONIC_NOVA_VENV``
-        or ``build/venvs/master``).
+    :param nova_venv: Nova's test venv.
     :returns: ``(python path, env dict)``.
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
     """
     build = pathlib.Path(build or default_build())
     venv = service.ensure_venv(build, root)
-    nova_venv = pathlib.Path(os.path.abspath(
-        nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
-        or build / "venvs" / "master"))
+    nova_venv = pathlib.Path(os.path.abspath(nova_venv))
     python = nova_venv / "bin" / "python"
     if not python.exists():
         raise service.RealIronicError(f"no Nova test venv at {nova_venv}")
     env = dict(os.environ)
     env.update({
-        "PYTHONPATH": os.pathsep.join([str(tree), str(project_root())]),
+        "PYTHONPATH": os.pathsep.join([str(tree), str(util.PACKAGE_PARENT)]),
         "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
         "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -120,7 +118,8 @@ def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
         tests must see there (``fixed`` or ``bug``).
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes.
-    :param root: the project checkout (``pins/``); default this module's.
+    :param root: the project checkout (``pins/``); default
+        :func:`novaseries.util.project_root`.
     :returns: ``[(label, returncode, log path)]``.
     :raises RealIronicError: the Ironic venv, RabbitMQ or Ironic itself
         could not be set up or started.
