@@ -37,7 +37,8 @@ try:  # pragma: no cover - depends on the venv
 except ImportError:
     psutil = None
 
-#: Seconds SIGTERM gets before SIGKILL (3.1-4.7 s seen for Ironic 39.0.0).
+#: Seconds SIGTERM gets before SIGKILL: several times a clean stop of an
+#: Ironic service, so that only a server that does not stop is killed.
 STOP_TIMEOUT = 20.0
 LOG_TAIL_LINES = 40
 

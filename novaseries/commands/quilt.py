@@ -16,8 +16,8 @@ Each: DEP-3 headers (Description: subject, message, Change-Id; Author; Bug;
 Forwarded; Last-Update), "---", then the folder's diffstat and diff byte
 for byte.  DIR must be missing or empty: written beside it, then renamed.
 
---check (about 20 s; the sdist is fetched and sha256-checked into the sdist
-cache): the series applied with patch -p1 --fuzz=0 --no-backup-if-mismatch
+--check (the sdist is fetched and sha256-checked into the sdist cache):
+the series applied with patch -p1 --fuzz=0 --no-backup-if-mismatch
 to the sdist, and a 3.0 (quilt) package of it built and extracted by
 dpkg-source (if installed), must give the tree git am of the folders gives,
 else nothing is written.  dpkg-source leaves out empty files (patch -E): a

@@ -131,8 +131,9 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
     return data
 
 
-#: Seconds one benchmark run may take (a 100:20:20 run took about 45 in
-#: eventlet mode, 283 in threading mode on a loaded 2-core machine).
+#: Seconds one benchmark run may take: room for the largest spec of
+#: ``bench_table.BENCH_SUITES`` in threading mode, the slower one, on a
+#: loaded machine.
 BENCH_TIMEOUT = 600
 #: Seconds before BENCH_TIMEOUT at which a run that has not ended dumps its
 #: threads and lock holders to its log and writes a record with its error
