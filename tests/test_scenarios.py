@@ -201,6 +201,29 @@ class TableTest(unittest.TestCase):
         missing = [s.name for s in table.SCENARIOS if f'``{s.name}``' not in doc]
         self.assertEqual([], missing)
 
+    def test_doc_names_the_real_unplayable_scenarios(self):
+        """doc/main-job.rst's list of the scenarios a real Ironic cannot
+        play is the table's (``real_unplayable``)."""
+        doc = (helpers.REPO / 'doc' / 'main-job.rst').read_text()
+        listed = re.search(r'marks ``real_unplayable`` \(([^;]*);', doc)
+        self.assertIsNotNone(listed)
+        self.assertEqual(
+            sorted(s.name for s in table.SCENARIOS if s.real_unplayable),
+            sorted(re.findall(r'``([\w-]+)``', listed.group(1))))
+
+    def test_doc_constants_exist(self):
+        """Every ``module.CONSTANT`` doc/main-job.rst names is assigned at
+        the top level of the one module of novaseries/ of that name."""
+        doc = (helpers.REPO / 'doc' / 'main-job.rst').read_text()
+        named = set(re.findall(r'``(\w+)\.([A-Z][A-Z0-9_]+)``', doc))
+        self.assertIn(('bounds', 'DEFAULT_MAX_POLLS'), named)
+        for module, name in sorted(named):
+            with self.subTest(f'{module}.{name}'):
+                paths = list((helpers.REPO / 'novaseries').rglob(f'{module}.py'))
+                self.assertEqual(1, len(paths), paths)
+                self.assertTrue(re.search(rf'(?m)^{name}\b.* = ', paths[0].read_text()),
+                                f'{paths[0]} assigns no {name}')
+
     def test_observation_keys_are_documented(self):
         """Every key the player writes and every key a check reads is in
         table.OBSERVATION."""
