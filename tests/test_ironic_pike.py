@@ -80,8 +80,9 @@ class PinnedVersionTest(unittest.TestCase):
         path = self.pins("# ironic==1.0 in a comment\nironic-lib==2.0\n"
                          "python-ironicclient==3.0\nIronic == 9.1.7  # the release\n")
         self.assertEqual("9.1.7", venv.pinned_version(path, "ironic"))
-        self.assertEqual(pike.IRONIC_VERSION,
-                         venv.pinned_version(pike.pins_file(), "ironic"))
+        self.assertEqual(venv.pinned_version(venv.pins_file(pike.VENV_NAME), "ironic"),
+                         venv.pinned_ironic(pike.VENV_NAME))
+        self.assertEqual(pike.IRONIC_VERSION, venv.pinned_ironic(pike.VENV_NAME))
 
     def test_a_missing_line_or_file_is_named(self):
         path = self.pins("ironic-lib==2.0\n")

@@ -48,26 +48,17 @@ from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import default_build, pinned_venv, pinned_version
+from novaseries.ironic.venv import default_build, pinned_venv
 
 LOG = logging.getLogger(__name__)
 
 
 #: The name of the pike Ironic's venv (``build/venvs/ironic-pike``) and of
-#: its pins (``pins/ironic-pike.txt``).
+#: its pins (``pins/ironic-pike.txt``, :func:`novaseries.ironic.venv.pins_file`).
 VENV_NAME = "ironic-pike"
-
-
-def pins_file(root=None):
-    """``pins/ironic-pike.txt``: the frozen set of the pike Ironic venv
-    (:func:`novaseries.ironic.venv.pins_file`)."""
-    return venv_mod.pins_file(VENV_NAME, root)
-
-
-#: The Ironic release of :func:`pins_file` (its ``ironic==VERSION``;
-#: :func:`~novaseries.ironic.venv.pinned_version` raises HarnessError at
-#: import when the line is missing).
-IRONIC_VERSION = pinned_version(pins_file(), "ironic")
+#: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
+#: which raises HarnessError at import when they do not).
+IRONIC_VERSION = venv_mod.pinned_ironic(VENV_NAME)
 #: Bump when the venv's install recipe changes, to rebuild it.
 VENV_RECIPE = "2"
 
@@ -176,7 +167,8 @@ def ensure_venv(build=None, root=None):
     """
     build = pathlib.Path(build or default_build())
     return pinned_venv(
-        venv_dir(build), lambda: util.find_interpreter("python2.7"), pins_file(root),
+        venv_dir(build), lambda: util.find_interpreter("python2.7"),
+        venv_mod.pins_file(VENV_NAME, root),
         VENV_RECIPE, ["--no-deps"], build / "results" / "pike-realironic" / "venv-install.log",
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 

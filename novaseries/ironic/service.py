@@ -43,26 +43,17 @@ import time
 
 from novaseries import procs, util
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import base_python, default_build, pinned_venv, pinned_version
+from novaseries.ironic.venv import base_python, default_build, pinned_venv
 
 LOG = logging.getLogger(__name__)
 
 
 #: The name of the Ironic venv (``build/venvs/ironic``) and of its pins
-#: (``pins/ironic.txt``).
+#: (``pins/ironic.txt``, :func:`novaseries.ironic.venv.pins_file`).
 VENV_NAME = "ironic"
-
-
-def pins_file(root=None):
-    """``pins/ironic.txt``: the frozen requirement set of the Ironic venv
-    (:func:`novaseries.ironic.venv.pins_file`)."""
-    return venv_mod.pins_file(VENV_NAME, root)
-
-
-#: The Ironic release the pins give (``ironic==VERSION`` of
-#: :func:`pins_file`; :func:`~novaseries.ironic.venv.pinned_version`
-#: raises HarnessError at import when the line is missing).
-IRONIC_VERSION = pinned_version(pins_file(), "ironic")
+#: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
+#: which raises HarnessError at import when they do not).
+IRONIC_VERSION = venv_mod.pinned_ironic(VENV_NAME)
 #: Conductor host name: what ``reservation`` and "locked by host" show.
 CONDUCTOR_HOST = "ironic-local"
 
@@ -99,7 +90,8 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    return pinned_venv(venv_dir(build), lambda: base_python(python), pins_file(root),
+    return pinned_venv(venv_dir(build), lambda: base_python(python),
+                       venv_mod.pins_file(VENV_NAME, root),
                        VENV_RECIPE, [],
                        pathlib.Path(build or default_build()) / "results" / "realironic" /
                        "venv-install.log", f"ironic {IRONIC_VERSION} venv")

@@ -56,6 +56,16 @@ def pins_file(name, root=None):
     return util.pins_file(util.project_root(root), name)
 
 
+def pinned_ironic(name):
+    """The Ironic release the pins of the Ironic venv ``name`` give (the
+    ``VERSION`` of ``ironic==VERSION`` in :func:`pins_file`).
+
+    :raises util.HarnessError: the pins file is missing or has not
+        exactly one such line (:func:`pinned_version`).
+    """
+    return pinned_version(pins_file(name), "ironic")
+
+
 def base_python(python=None):
     """The interpreter to build the Ironic 39.0.0 venv from: ``python`` or
     ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
