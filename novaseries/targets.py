@@ -231,6 +231,37 @@ def default_stack_target(ctx, path=None):
     return None if default is None else stack_target(ctx, default.release, path)
 
 
+def driver_tests_name(ctx, path=None):
+    """The name of the target the real Ironic's driver tests run on (ci's
+    ``real Ironic`` step, ``ironic driver-tests`` and ``hang-probe``):
+    :func:`default_stack_target`'s, or :data:`DEFAULT_TARGET` when the
+    targets file lacks that target (ci then skips the step, and
+    :func:`driver_tests_target` names it as unknown)."""
+    stack = default_stack_target(ctx, path)
+    return stack.name if stack else DEFAULT_TARGET
+
+
+def driver_tests_target(ctx, mode=None):
+    """The target of :func:`driver_tests_name`, in ``mode``
+    (:func:`mode_target`) when given.
+
+    :raises HarnessError: the targets file lacks it, or it does not run in
+        ``mode``.
+    """
+    target = get(ctx, driver_tests_name(ctx))
+    return target if mode is None else mode_target(target, mode)
+
+
+def mode_target(target, mode):
+    """``target`` in ``mode`` for the main job and the real Ironic's driver
+    tests: the mode's environment with the target's own interpreter and
+    venv, so that the two modes' results differ in nothing else.
+
+    :raises HarnessError: the target does not run in ``mode``.
+    """
+    return target.in_mode(mode, interpreter=False)
+
+
 def mypy_targets(ctx, path=None):
     """The names of the targets whose tree ``ci`` runs mypy on: the target
     of the packaged stack (:func:`packaged_stack`) of each release whose
