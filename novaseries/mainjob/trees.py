@@ -226,10 +226,13 @@ def prepare_trees(ctx, target):
     reproducer: the target's series up to its reproducer commit; fixed:
     everything a packager ships, i.e. the packaged stack of the target's
     release (:func:`novaseries.targets.stack_target`: the series with the
-    separate changes stacked on it) if there is one, else the whole series.
+    separate changes stacked on it).
+
+    :raises HarnessError: the series has no reproducer commit, or the
+        release no target with ``stack = true``.
     """
     repro = reproducer_patch(target)
-    fixed = targets_mod.stack_target(ctx, target.release) or target
+    fixed = targets_mod.stack_target(ctx, target.release)
     base = ctx.build / 'run'
     trees = {}
     for label, tgt, upto in (('reproducer', target, repro.name),
