@@ -34,7 +34,7 @@ import json
 import typing
 
 from novaseries import testrun, venvs
-from novaseries.mainjob import job as mainjob_job
+from novaseries.mainjob import backends, job as mainjob_job
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
@@ -169,7 +169,7 @@ def main_job_step(ctx):
     :func:`_scenario_problems`); run the benchmark's code once per mode
     (BENCH_SMOKE) and count its problems (a tree without a benchmark
     record is one)."""
-    out = ctx.results("run") / "run.json"
+    out = backends.fake_json(ctx)
     asked = [sc.name for sc in scenario_table.SCENARIOS]
     mainjob_job.run(ctx, scenarios=asked,
                     json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
@@ -209,7 +209,7 @@ def main_job_real_step(ctx):
         outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
             "tree", data["by_mode"][mode], asked,
-            f"requests: build/results/run/real/{data['runid']}"))
+            f"requests: {backends.real_outdir(ctx, data['runid'])}"))
     return outcomes
 
 
