@@ -34,7 +34,7 @@ import json
 import typing
 
 from novaseries import testrun, venvs
-from novaseries.mainjob import job as mainjob_job, trees as mainjob_trees
+from novaseries.mainjob import backends, job as mainjob_job
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
@@ -44,30 +44,22 @@ from novaseries.pep8job import mypy_run
 from novaseries.util import say
 
 
-def _stack_name(ctx):
-    """The name of the target of :func:`~novaseries.targets.default_stack_target`
-    (``master-all``), or :data:`~novaseries.targets.DEFAULT_TARGET` when
-    targets.toml lacks that (ci then names it as the target missing)."""
-    stack = targets_mod.default_stack_target(ctx)
-    return stack.name if stack else targets_mod.DEFAULT_TARGET
-
-
 def real_ironic_step(ctx):
     """Run all of novaseries/nova_side/driver_tests (contract, end-to-end
     and process tests) against the tree a packager of nova 34.0.0 ships
-    (:func:`~novaseries.targets.default_stack_target`, master-all: the
-    teardown series, the node-leak changes and the rebuild change), once
+    (:func:`~novaseries.targets.driver_tests_target`, master-all: the
+    changes of targets.toml ``[changes]`` for master), once
     in each of its modes that is one of
     :func:`~novaseries.modes.default_modes` (threading, how nova 34.0.0
     runs nova-compute); one Outcome per mode with unittest's counts
     (:func:`unittest_outcome`: a crash or a run of no test is a failure)."""
-    target = targets_mod.get(ctx, _stack_name(ctx))
+    target = targets_mod.driver_tests_target(ctx)
     ci_modes = modes_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
-        env = mainjob_trees.mode_target(target, mode).mode.env
+        env = venvs.test_env(targets_mod.mode_target(target, mode), venv, tree)
         log_path = ctx.results("realironic") / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
@@ -177,7 +169,7 @@ def main_job_step(ctx):
     :func:`_scenario_problems`); run the benchmark's code once per mode
     (BENCH_SMOKE) and count its problems (a tree without a benchmark
     record is one)."""
-    out = ctx.results("run") / "run.json"
+    out = backends.fake_json(ctx)
     asked = [sc.name for sc in scenario_table.SCENARIOS]
     mainjob_job.run(ctx, scenarios=asked,
                     json_out=out, bench=[BENCH_SMOKE], bench_runs=1,
@@ -217,7 +209,7 @@ def main_job_real_step(ctx):
         outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
             "tree", data["by_mode"][mode], asked,
-            f"requests: build/results/run/real/{data['runid']}"))
+            f"requests: {backends.real_outdir(ctx, data['runid'])}"))
     return outcomes
 
 
@@ -253,13 +245,14 @@ def fixed_steps(ctx):
     """The ci steps after the targets whatever targets.toml declares, in
     order (:func:`steps` adds the mypy steps); their targets are the main
     job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
-    packaged stack (:func:`_stack_name`) and pike.  The real Ironics' steps
-    mostly wait for the services' state changes: they run beside the
+    packaged stack (:func:`~novaseries.targets.driver_tests_name`) and
+    pike.  The real Ironics' steps mostly wait for the services' state
+    changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
     Ironics too (the scenarios' polls are 1 s apart); it shares the main
     job's trees and writes a folder of its own, so it runs beside ``main
     job`` (only that one holds :func:`novaseries.mainjob.job.owned`)."""
-    stack = _stack_name(ctx)
+    stack = targets_mod.driver_tests_name(ctx)
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
         Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,

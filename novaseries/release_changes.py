@@ -153,12 +153,13 @@ def target_fields(path, name, entry, releases_, changes, root):
     folder, on what the change's ``on`` says) or ``stack = true`` (the
     release's packaged stack); ``review``: the release's ``review`` table
     for a target of one change, else {}.  ``({}, {}, {})`` for a target
-    without ``release``."""
+    without ``release`` (with ``stack = true``, its own ``patches`` and
+    ``below`` are the stack of its release, :attr:`Target.release`)."""
     release = entry.get("release")
     where = f"targets file {path}: target {name}"
     if release is None:
-        if "change" in entry or "stack" in entry:
-            raise HarnessError(f"{where}: change and stack need release")
+        if "change" in entry:
+            raise HarnessError(f"{where}: change needs release")
         return {}, {}, {}
     if release not in releases_:
         raise HarnessError(f"{where}: release {release!r} is not in [releases]")

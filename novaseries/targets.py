@@ -183,25 +183,22 @@ class PackagedStack:
 
 
 def packaged_stack(ctx, release, path=None):
-    """The packaged stack of ``release``: the folders of the release's
-    target with ``stack = true`` (every packaged change of ``[changes]``
-    that has a folder for it, whole, in order); in a targets file without
-    one, those of its ``<release>-all`` target (its ``below``, then its own
-    ``patches``) or its own target.  The one place that knows how
+    """The packaged stack of ``release``: the folders (its ``below``, then
+    its own ``patches``) of the release's target with ``stack = true``
+    (:func:`stack_target`: every packaged change of ``[changes]`` that has
+    a folder for it, whole, in order).  The one place that knows how
     targets.toml spells a packaged stack (``quilt``, the harness tests of
     the packagers' docs).
 
     :raises HarnessError: not a release of the targets file (the error lists
-        them), or its stack target takes part of a folder (``below_upto``:
-        packagers apply whole folders).
+        them), no target of it says ``stack = true``, or its stack target
+        takes part of a folder (``below_upto``: packagers apply whole
+        folders).
     """
     names = releases(ctx, path)
     if release not in names:
         raise HarnessError(f"unknown release {release!r} (releases: {', '.join(names)})")
     target = stack_target(ctx, release, path)
-    if target is None:
-        raise HarnessError(f"release {release}: targets.toml has neither a target "
-                           f"{release}-all nor a target {release}")
     if target.below_upto is not None:
         raise HarnessError(f"release {release}: target {target.name} applies "
                            f"{target.below[0]} up to {target.below_upto} only; packagers "
@@ -215,20 +212,58 @@ def packaged_stack(ctx, release, path=None):
 
 def stack_target(ctx, release, path=None):
     """The target whose tree is ``release``'s packaged stack: the release's
-    target with ``stack = true``; in a targets file without one, its
-    ``<release>-all`` target or its own target; None when it has none of
-    these (:func:`packaged_stack` checks the stack itself)."""
-    known = load(ctx, path)
-    stacks = [t for t in known.values() if t.stack and t.release == release]
-    target = stacks[0] if stacks else (known.get(f"{release}-all") or known.get(release))
-    return target if target is not None and target.release == release else None
+    target with ``stack = true`` (:func:`packaged_stack` checks the stack
+    itself).
+
+    :raises HarnessError: no target of ``release`` says ``stack = true``.
+    """
+    stacks = [t for t in load(ctx, path).values() if t.stack and t.release == release]
+    if not stacks:
+        raise HarnessError(f"release {release}: no target of it in "
+                           f"{targets_file.path(ctx, path)} says stack = true "
+                           "(its packaged stack)")
+    return stacks[0]
 
 
 def default_stack_target(ctx, path=None):
     """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release
-    (``master-all``); None when the targets file has no such target."""
+    (``master-all``); None when the targets file has no such target.
+
+    :raises HarnessError: as :func:`stack_target`.
+    """
     default = load(ctx, path).get(DEFAULT_TARGET)
     return None if default is None else stack_target(ctx, default.release, path)
+
+
+def driver_tests_name(ctx, path=None):
+    """The name of the target the real Ironic's driver tests run on (ci's
+    ``real Ironic`` step, ``ironic driver-tests`` and ``hang-probe``):
+    :func:`default_stack_target`'s, or :data:`DEFAULT_TARGET` when the
+    targets file lacks that target (ci then skips the step, and
+    :func:`driver_tests_target` names it as unknown)."""
+    stack = default_stack_target(ctx, path)
+    return stack.name if stack else DEFAULT_TARGET
+
+
+def driver_tests_target(ctx, mode=None):
+    """The target of :func:`driver_tests_name`, in ``mode``
+    (:func:`mode_target`) when given.
+
+    :raises HarnessError: the targets file lacks it, or it does not run in
+        ``mode``.
+    """
+    target = get(ctx, driver_tests_name(ctx))
+    return target if mode is None else mode_target(target, mode)
+
+
+def mode_target(target, mode):
+    """``target`` in ``mode`` for the main job and the real Ironic's driver
+    tests: the mode's environment with the target's own interpreter and
+    venv, so that the two modes' results differ in nothing else.
+
+    :raises HarnessError: the target does not run in ``mode``.
+    """
+    return target.in_mode(mode, interpreter=False)
 
 
 def mypy_targets(ctx, path=None):

@@ -179,13 +179,14 @@ def pike_driver_outcomes(ctx):
         return [missing]
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results("pike-realironic")
+    log_dir = ctx.results(driver_runs.PIKE_RESULTS)
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",
                                    ctx.build / "trees" / "pike-unpatched") as unpatched:
         results = driver_runs.run_pike(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
-            venv, build=ctx.build, log_dir=log_dir, root=ctx.root)
+            venvs.test_env(target, venv, tree), venv, build=ctx.build, log_dir=log_dir,
+            root=ctx.root)
     for label, rc, log_path in results:
         what = ("the bug shown" if label == "unpatched" else "the fix")
         outcomes.append(unittest_outcome(

@@ -20,6 +20,10 @@ from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
 #: Bump when the install recipe below changes, to rebuild existing venvs.
 RECIPE = "2"
 
+#: The variables that tie a Python to the harness's own environment:
+#: dropped before a run in another venv (Nova's, a pep8 tool's).
+PYTHON_ENV_VARS = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP")
+
 
 def _recipe_digest(target, identity):
     """What the venv is made of: the pins, the Nova sdist, the venv tool and
@@ -53,9 +57,11 @@ def ensure_venv(ctx, target):
 
 
 def test_env(target, venv, tree):
-    """Nova's tox environment for a run from ``tree`` with ``venv``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP")}
+    """Nova's tox environment for a run from ``tree`` with ``venv``: the
+    harness's environment without :data:`PYTHON_ENV_VARS`, the target's
+    ``env`` (its mode's too), ``venv`` first on PATH, ``PYTHONPATH`` the
+    tree."""
+    env = {k: v for k, v in os.environ.items() if k not in PYTHON_ENV_VARS}
     env.update(target.env)
     env["PATH"] = f"{venv}/bin{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(venv)

@@ -530,7 +530,7 @@ class BenchTreesTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp)
         (tmp / 'venv' / 'bin').mkdir(parents=True)
         (tmp / 'venv' / 'bin' / 'python').symlink_to(sys.executable)
-        # (the player's PYTHONPATH: the tree and ctx.root, here tmp)
+        # (the player's PYTHONPATH: the tree and PACKAGE_PARENT, here tmp)
         (tmp / 'fake_player.py').write_text(FAKE_PLAYER)
         self.trees = {}
         for label in ('reproducer', 'fixed'):
@@ -538,9 +538,10 @@ class BenchTreesTest(unittest.TestCase):
             self.trees[label] = tmp / 'trees' / label
         self.calls = tmp / 'trees' / 'calls'
         self.ctx = util.Context(tmp, tmp / 'build', tmp / 'sdists')
-        patcher = mock.patch.object(mainjob_trees, 'PLAYER', 'fake_player')
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        for name, value in (('PLAYER', 'fake_player'), ('PACKAGE_PARENT', tmp)):
+            patcher = mock.patch.object(mainjob_trees, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
         self.mainjob = mainjob_trees
         self.venv = tmp / 'venv'
         self.target = mock.Mock(env={}, mode_name='')

@@ -132,7 +132,8 @@ class DeclaredTest(unittest.TestCase):
         ctx = self.ctx(TOML.replace("targets.one-all", "targets.packaged"))
         self.assertEqual("packaged", targets.stack_target(ctx, "one").name)
         self.assertEqual("packaged", targets.packaged_stack(ctx, "one").target.name)
-        self.assertIsNone(targets.stack_target(ctx, "nosuch"))
+        with self.assertRaisesRegex(HarnessError, "release nosuch: .* says stack = true"):
+            targets.stack_target(ctx, "nosuch")
         with mock.patch.object(targets, "DEFAULT_TARGET", "one-fix"):
             self.assertEqual("packaged", targets.default_stack_target(ctx).name)
         with mock.patch.object(targets, "DEFAULT_TARGET", "nosuch"):

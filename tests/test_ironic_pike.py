@@ -7,6 +7,7 @@ step ``pike against Ironic 9.1.7`` does that; these tests do not.
 """
 
 import json
+import os
 import pathlib
 import tempfile
 import unittest
@@ -14,7 +15,7 @@ import urllib.error
 import urllib.request
 from unittest import mock
 
-from novaseries import cisteps, testrun
+from novaseries import cisteps, testrun, util
 from novaseries.ironic import driver_runs, pike, venv
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
@@ -194,10 +195,11 @@ class PikeOutcomesTest(unittest.TestCase):
 
 
 class NeedFixtureTest(unittest.TestCase):
-    """driver_runs.run(need_fixture=True) makes a tree without the series'
-    fake Ironic fail the contract tests (REALIRONIC_NEED_FIXTURE=1)."""
+    """driver_runs.run's environment: the caller's test environment, and
+    need_fixture=True makes a tree without the series' fake Ironic fail
+    the contract tests (REALIRONIC_NEED_FIXTURE=1)."""
 
-    def env_of(self, **kw):
+    def env_of(self, test_env=None, **kw):
         with tempfile.TemporaryDirectory() as tmp:
             venv = pathlib.Path(tmp)
             (venv / "bin").mkdir()
@@ -205,8 +207,16 @@ class NeedFixtureTest(unittest.TestCase):
             with mock.patch.object(driver_runs.service, "ensure_venv", return_value=venv), \
                     mock.patch.object(driver_runs.subprocess, "run") as run:
                 run.return_value.returncode = 0
-                driver_runs.run(venv, {}, venv, build=venv, **kw)
+                driver_runs.run(venv, test_env or {}, venv, build=venv, **kw)
         return run.call_args.kwargs["env"]
+
+    def test_the_callers_test_env(self):
+        # Nova's test environment comes from the caller (venvs.test_env),
+        # not from the harness's own environment
+        env = self.env_of(test_env={"OS_TEST_TIMEOUT": "160"})
+        self.assertEqual("160", env["OS_TEST_TIMEOUT"])
+        self.assertNotIn("HOME", env)
+        self.assertEqual(str(util.PACKAGE_PARENT), env["PYTHONPATH"].split(os.pathsep)[1])
 
     def test_need_fixture(self):
         self.assertEqual("1", self.env_of(need_fixture=True)["REALIRONIC_NEED_FIXTURE"])
@@ -227,18 +237,18 @@ class RealIronicStepTest(unittest.TestCase):
             ctx = mock.Mock(build=tmp)
             ctx.results.return_value = tmp
 
-            def run_tests(tree, nova_env, nova_venv, log, **kw):
+            def run_tests(tree, test_env, nova_venv, log, **kw):
                 log.write(output)
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
-            with mock.patch.object(cisteps.targets_mod, "default_stack_target",
-                                   return_value=mock.Mock(name="master-all")), \
-                    mock.patch.object(cisteps.targets_mod, "get", return_value=target), \
+            with mock.patch.object(cisteps.targets_mod, "driver_tests_target",
+                                   return_value=target), \
                     mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)), \
                     mock.patch.object(cisteps.tree_mod, "prepare", return_value=tmp), \
                     mock.patch.object(cisteps.venvs, "ensure_venv", return_value=(tmp, 0)), \
-                    mock.patch.object(cisteps.mainjob_trees, "mode_target"), \
+                    mock.patch.object(cisteps.targets_mod, "mode_target"), \
+                    mock.patch.object(cisteps.venvs, "test_env"), \
                     mock.patch.object(cisteps.driver_runs, "run",
                                       side_effect=run_tests) as run, \
                     mock.patch.object(cisteps, "say"):

@@ -67,13 +67,15 @@ class QuiltTest(helpers.ProjectTestCase):
                     author="Jöhn Q. Dœ <j.doe@example.org>")
         self._stack("fake-all", '["patches/fake", "patches/change/fake"]',
                     {"nova/virt/pkg/__init__.py": "", "nova/virt/pkg/mod.py": "x = 1\n"},
-                    f"Add a package\n\nA package.\n\nChange-Id: {TOP}\n", folder="top")
+                    f"Add a package\n\nA package.\n\nChange-Id: {TOP}\n", folder="top",
+                    stack=True)
         self.stack = targets.packaged_stack(self.ctx, "fake")
         self.out = self.tmp / "quilt"
 
-    def _stack(self, name, below, files, msg, folder=None, **commit):
+    def _stack(self, name, below, files, msg, folder=None, stack=False, **commit):
         """A target ``name`` on ``below`` (TOML) whose own folder,
-        patches/<folder or name>/fake, gets one commit."""
+        patches/<folder or name>/fake, gets one commit; with ``stack``,
+        the packaged stack of release fake."""
         patches = self.root / "patches" / (folder or name) / "fake"
         patches.mkdir(parents=True)
         (patches / "series").write_text("")
@@ -81,7 +83,7 @@ class QuiltTest(helpers.ProjectTestCase):
         toml.write_text(toml.read_text() + (
             f'\n[targets.{name}]\nversion = "{helpers.VERSION}"\nsha256 = "{self.sha}"\n'
             f'pins = "pins/fake.txt"\npatches = "{patches.relative_to(self.root)}"\n'
-            f'below = {below}\nvenv = "fake"\n'))
+            f'below = {below}\nvenv = "fake"\n' + ("stack = true\n" if stack else "")))
         target = targets.get(self.ctx, name)
         work = tree.prepare(self.ctx, target, self.tmp / name)
         helpers.commit(work, files, msg, **commit)

@@ -349,7 +349,7 @@ class PlayableTest(unittest.TestCase):
         data = {'reproducer': {'scenarios': [obs]},
                 'fixed': {'scenarios': [obs]}}
         self.assertIn('5 (10s)', report.table(data)[2])
-        rows = report.table(data, interval=backends.real_backend_interval(),
+        rows = report.table(data, interval=backends.real_backend.API_RETRY_INTERVAL,
                             wall='wall')
         self.assertIn('5 (5s)', rows[2])
         self.assertIn(' wall ', rows[0])

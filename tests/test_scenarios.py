@@ -1327,7 +1327,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
         with mock.patch.object(job.venvs, 'ensure_venv',
                                return_value=(self.tmp / 'venv', None)), \
                 mock.patch.object(job.modes_mod, 'load_modes', return_value=modes), \
-                mock.patch.object(job.trees_mod, 'mode_target'), \
+                mock.patch.object(job.targets_mod, 'mode_target'), \
                 mock.patch.object(job.trees_mod, 'run_trees', return_value={
                     'fixed': {'scenarios': [obs]}}), \
                 mock.patch.object(job, 'put') as put:

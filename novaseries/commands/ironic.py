@@ -18,7 +18,7 @@
 
 Both run, unless told, on the tree ci's real-Ironic step tests: the
 packaged stack of :data:`~novaseries.targets.DEFAULT_TARGET`'s release
-(:func:`novaseries.targets.default_stack_target`, master-all), in its
+(:func:`novaseries.targets.driver_tests_target`, master-all), in its
 venv and the environment of its mode.
 
 Each action takes only its own options (argparse refuses the others);
@@ -38,7 +38,7 @@ import signal
 import sys
 
 from novaseries.ironic import driver_runs, hang_probe_run, pike, service
-from novaseries import modes as modes_mod, targets as targets_mod, testrun
+from novaseries import modes as modes_mod, targets as targets_mod, testrun, venvs
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
@@ -174,11 +174,11 @@ def _sweep(ctx, args):
 
 
 def _nova_side(ctx, args):
-    """``(tree, mode's env, venv)`` of driver-tests and hang-probe: ``--tree``,
-    ``--nova-venv`` or their variables, else those of the packaged stack
-    of the default target's release
-    (:func:`~novaseries.targets.default_stack_target`) in ``--mode``
-    (the target's own interpreter and venv, as ci's step).
+    """``(tree, Nova's test environment, venv)`` of driver-tests and
+    hang-probe: ``--tree``, ``--nova-venv`` or their variables, else those
+    of :func:`~novaseries.targets.driver_tests_target` in ``--mode``, and
+    that target's test environment in ``--mode``
+    (:func:`novaseries.venvs.test_env`), as ci's step.
 
     :raises HarnessError: the tree is not a Nova tree, or no such target.
     """
@@ -189,16 +189,13 @@ def _nova_side(ctx, args):
         return tree
 
     given = args.tree or os.environ.get("REALIRONIC_NOVA_TREE")
-    stack = targets_mod.default_stack_target(ctx)
-    name = stack.name if stack else targets_mod.DEFAULT_TARGET
+    name = targets_mod.driver_tests_name(ctx)
     tree = nova_tree(given, name) if given else None
-    if stack is None:
-        raise HarnessError(f"targets.toml has no target {name}")
-    target = stack.in_mode(args.mode, interpreter=False)
+    target = targets_mod.driver_tests_target(ctx, args.mode)
     tree = tree or nova_tree(ctx.tree(name), name)
-    venv = (args.nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
-            or ctx.venv(target.venv_name))
-    return tree, target.mode.env, venv
+    venv = os.path.abspath(args.nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
+                           or ctx.venv(target.venv_name))
+    return tree, venvs.test_env(target, venv, tree), venv
 
 
 def _driver_tests(ctx, args):

@@ -13,7 +13,7 @@ import argparse
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries.commands import common
 from novaseries.ironic import service
-from novaseries.mainjob import job, report
+from novaseries.mainjob import backends, job, report
 from novaseries.scenarios import bench_table, scenario_table
 from novaseries.util import HarnessError
 
@@ -78,7 +78,8 @@ def add_arguments(parser, ctx):
                         help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
                         "the report gives medians)")
     parser.add_argument("--json", help="where to write the JSON (default: "
-                        "build/results/run/run.json; with --ironic real run-real.json)")
+                        f"build/results/run/{backends.RUN_JSON}; with --ironic real "
+                        f"{backends.REAL_RUN_JSON})")
     parser.add_argument("--ironic", choices=("fake", "real"), default="fake",
                         help="fake: the fake Ironic of the series (default); real: a real "
                         f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "

@@ -37,13 +37,19 @@ _NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
 DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
 #: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
+#: The folder of :func:`run_pike`'s logs: ``build/results/<this>``.
+PIKE_RESULTS = "pike-realironic"
 
 
-def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
+def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
         log=None, root=None, need_fixture=False):
     """Install if needed, then run :data:`DRIVER_TESTS` in Nova's venv.
 
     :param tree: a Nova tree with the series applied (PYTHONPATH).
+    :param test_env: Nova's test environment of the caller's target in
+        its concurrency mode (:func:`novaseries.venvs.test_env`, e.g.
+        ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` ``True`` for native
+        threads): the caller chooses target and mode, this module neither.
     :param nova_venv: Nova's test venv (the caller's target's).
     :param pattern: optional test id filter (``-k`` of unittest).
     :param expect: ``fixed`` or ``bug``: what spawn() must raise in the
@@ -52,10 +58,6 @@ def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
         inherited stdout/stderr).
     :param root: the project checkout (``pins/``); default
         :func:`novaseries.util.project_root`.
-    :param nova_env: environment of Nova's concurrency mode (the mode's
-        ``env`` in targets.toml ``[modes]``, e.g.
-        ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` ``True`` for native threads):
-        the caller chooses the mode, this module declares none.
     :param need_fixture: the tree must carry the series' fake Ironic: the
         contract tests' fake side fails instead of skipping without it
         (``REALIRONIC_NEED_FIXTURE=1``; ci's step sets it).
@@ -65,7 +67,7 @@ def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
     """
     build = pathlib.Path(build or default_build())
     t0 = time.monotonic()
-    python, env = nova_venv_env(tree, nova_env, nova_venv, build, root)
+    python, env = nova_venv_env(tree, test_env, nova_venv, build, root)
     env.update({"REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
         "REALIRONIC_EXPECT", "auto")})
     if need_fixture:
@@ -81,13 +83,15 @@ def run(tree, nova_env, nova_venv, build=None, pattern=None, expect=None,
     return res.returncode
 
 
-def nova_venv_env(tree, nova_env, nova_venv, build=None, root=None):
+def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     """Install the Ironic venv if needed; Nova's venv's python, and the
-    environment of a run of :data:`DRIVER_TESTS`' code in it.
+    environment of a run of :data:`DRIVER_TESTS`' code in it: ``test_env``
+    with the Ironic venv and the build folder (``REALIRONIC_VENV``,
+    ``NOVASERIES_BUILD``) and ``PYTHONPATH`` the tree, then the harness's
+    code (:data:`novaseries.util.PACKAGE_PARENT`).
 
-    :param tree: the Nova tree (first on PYTHONPATH, then the harness's
-        code, :data:`novaseries.util.PACKAGE_PARENT`).
-    :param nova_env: the environment of Nova's concurrency mode (set last).
+    :param tree: the Nova tree.
+    :param test_env: Nova's test environment (:func:`run`'s).
     :param nova_venv: Nova's test venv.
     :returns: ``(python path, env dict)``.
     :raises RealIronicError: the Ironic venv could not be built, or there
@@ -99,25 +103,25 @@ def nova_venv_env(tree, nova_env, nova_venv, build=None, root=None):
     python = nova_venv / "bin" / "python"
     if not python.exists():
         raise service.RealIronicError(f"no Nova test venv at {nova_venv}")
-    env = dict(os.environ)
+    env = dict(test_env)
     env.update({
         "PYTHONPATH": os.pathsep.join([str(tree), str(util.PACKAGE_PARENT)]),
         "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
-        "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PATH": f"{nova_venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     })
-    env.update(nova_env)
     return python, env
 
 
-def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
+def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
     """Start one PikeIronic; run :data:`PIKE_DRIVER_TESTS` once per tree.
 
     :param runs: ``[(label, tree, expect)]``: a pike Nova tree and what the
         tests must see there (``fixed`` or ``bug``).
+    :param test_env: Nova's test environment of pike's target
+        (:func:`novaseries.venvs.test_env`); ``PYTHONPATH`` is set here,
+        the tree of each run.
     :param nova_venv: pike's Nova test venv (Python 2.7).
-    :param log_dir: where ``<label>.log`` (each run's output) goes.
+    :param log_dir: where ``<label>.log`` (each run's output) goes
+        (default ``build/results/``:data:`PIKE_RESULTS`).
     :param root: the project checkout (``pins/``); default
         :func:`novaseries.util.project_root`.
     :returns: ``[(label, returncode, log path)]``.
@@ -125,7 +129,7 @@ def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
         could not be set up or started.
     """
     build = pathlib.Path(build or default_build())
-    log_dir = pathlib.Path(log_dir or build / "results" / "pike-realironic")
+    log_dir = pathlib.Path(log_dir or build / "results" / PIKE_RESULTS)
     log_dir.mkdir(parents=True, exist_ok=True)
     venv = pike.ensure_venv(build, root)
     python = pathlib.Path(nova_venv) / "bin" / "python"
@@ -133,17 +137,13 @@ def run_pike(runs, nova_venv, build=None, log_dir=None, root=None):
     results = []
     with pike.PikeIronic(venv, build / "realironic") as ironic:
         for label, tree, expect in runs:
-            env = {k: v for k, v in os.environ.items()
-                   if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+            env = dict(test_env)
             env.update({
                 "PYTHONPATH": str(tree), "REALIRONIC_REQUIRED": "1",
                 "REALIRONIC_EXPECT": expect, "REALIRONIC_URL": ironic.url,
                 "REALIRONIC_IMAGE_URL": ironic.image_url,
                 "REALIRONIC_IMAGE_MD5": ironic.image_md5,
-                "REALIRONIC_IRONIC_VERSION": pike.IRONIC_VERSION,
-                "LANGUAGE": "en_US", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "PATH": f"{python.parent}{os.pathsep}{env.get('PATH', '')}"})
+                "REALIRONIC_IRONIC_VERSION": pike.IRONIC_VERSION})
             cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
             log_path = log_dir / f"{label}.log"
             LOG.info(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}")

@@ -21,12 +21,13 @@ LOG = logging.getLogger(__name__)
 PROBE = driver_runs.DRIVER_TESTS / "hang_probe.py"
 
 
-def run(tree, nova_env, nova_venv, timeout, retries=1, unset_for=0, build=None, root=None):
+def run(tree, test_env, nova_venv, timeout, retries=1, unset_for=0, build=None, root=None):
     """Run the probe; returns its exit status (0: each case as expected).
 
     :param tree: a Nova tree (PYTHONPATH; the series' ``_api_unreachable()``
         is reported when it has it).
-    :param nova_env: environment of Nova's concurrency mode.
+    :param test_env: Nova's test environment of the caller's target in
+        its concurrency mode (:func:`novaseries.venvs.test_env`).
     :param nova_venv: Nova's test venv.
     :param timeout: ``[ironic] timeout`` of the timed cases (s, > 0).
     :param retries: ``[ironic] connect_retries`` and ``status_code_retries``
@@ -36,7 +37,7 @@ def run(tree, nova_env, nova_venv, timeout, retries=1, unset_for=0, build=None, 
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
     """
-    python, env = driver_runs.nova_venv_env(tree, nova_env, nova_venv, build, root)
+    python, env = driver_runs.nova_venv_env(tree, test_env, nova_venv, build, root)
     cmd = [str(python), str(PROBE), "--timeout", str(timeout), "--retries", str(retries),
            "--unset-for", str(unset_for)]
     LOG.info(f"hang-probe: {' '.join(cmd)}  (PYTHONPATH={env['PYTHONPATH']})")

@@ -46,10 +46,22 @@ def real_scenarios(names=()):
     return list(names)
 
 
-def real_backend_interval():
-    """``[ironic] api_retry_interval`` of a real run (s): the scenario
-    player's ``real_backend.API_RETRY_INTERVAL``."""
-    return real_backend.API_RETRY_INTERVAL
+#: The file name of a run's JSON: a fake run's in ``build/results/run``
+#: (:func:`fake_json`), a real run's in its folder (:func:`real_outdir`).
+RUN_JSON = 'run.json'
+#: The copy of the latest real run's JSON in ``build/results/run``.
+REAL_RUN_JSON = 'run-real.json'
+
+
+def fake_json(ctx):
+    """Where a fake run writes its JSON unless told:
+    ``build/results/run/``:data:`RUN_JSON`."""
+    return ctx.results('run') / RUN_JSON
+
+
+def real_outdir(ctx, runid):
+    """The folder of the real run ``runid``: ``build/results/run/real/<runid>``."""
+    return ctx.results('run') / 'real' / runid
 
 
 class Fake:
@@ -103,7 +115,7 @@ class Fake:
         """Write the run's JSON (``json_out``, default
         ``build/results/run/run.json``); return its path."""
         out = pathlib.Path(json_out) if json_out else \
-            self.ctx.results('run') / 'run.json'
+            fake_json(self.ctx)
         report.write_json(out, result)
         put(f"\nJSON: {out}")
         return out
@@ -127,10 +139,10 @@ class Real:
 
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx
-        self.interval = real_backend_interval()
+        self.interval = real_backend.API_RETRY_INTERVAL
         ironic_venv = service.ensure_venv(ctx.build, ctx.root)
         self.runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-        self.outdir = ctx.results('run') / 'real' / self.runid
+        self.outdir = real_outdir(ctx, self.runid)
         self.outdir.mkdir(parents=True)
         self.ironics = {}
         for label in trees:
@@ -181,10 +193,10 @@ class Real:
         """Write the run's JSON in its folder and copy it to ``json_out``
         (default ``build/results/run/run-real.json``, the latest run's);
         return this run's own."""
-        own = self.outdir / 'run.json'
+        own = self.outdir / RUN_JSON
         report.write_json(own, result)
         out = pathlib.Path(json_out) if json_out else \
-            self.ctx.results('run') / 'run-real.json'
+            self.ctx.results('run') / REAL_RUN_JSON
         report.write_json(out, result)
         put(f"\nJSON: {own} (copied to {out}); requests and Ironic logs: "
             f"{self.outdir}")

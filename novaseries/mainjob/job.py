@@ -101,7 +101,7 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
         backend = backend_type(ctx, trees, stack)
         result.update(backend.facts())
         for mode in modes:
-            moded = trees_mod.mode_target(target, mode)
+            moded = targets_mod.mode_target(target, mode)
             if names:
                 say(backend.running(mode, len(names), len(trees)))
                 data = trees_mod.run_trees(
@@ -190,7 +190,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
     result = {'modes': list(modes), 'by_mode': {}}
     wrong, total = 0, 0
     for mode in modes:
-        data = trees_mod.run_trees(ctx, trees_mod.mode_target(target, mode),
+        data = trees_mod.run_trees(ctx, targets_mod.mode_target(target, mode),
                                    venv, {'fixed': tree}, scenarios)
         put(f"\n=== {mode} mode: {known[mode].description}")
         for obs in data['fixed']['scenarios']:

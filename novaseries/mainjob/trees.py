@@ -2,7 +2,7 @@
 tree of a target (:func:`prepare_trees`), the scenario player in each
 (:func:`run_trees`, in parallel) and the benchmark's runs
 (:func:`bench_trees`, one at a time), in a concurrency mode
-(:func:`mode_target`).
+(:func:`novaseries.targets.mode_target`).
 
 The player runs in the target's venv as ``python -m`` :data:`PLAYER`, in
 the tree, with ``PYTHONPATH`` the tree and this checkout
@@ -19,19 +19,20 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table
-from novaseries.util import HarnessError, say
+from novaseries.util import PACKAGE_PARENT, HarnessError, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
 PLAYER = 'novaseries.nova_side.player.play'
 
 
-def player_env(ctx, target, venv, tree):
+def player_env(target, venv, tree):
     """The environment of the player in ``tree``: the target's test
     environment (its mode's too), ``PYTHONPATH`` the tree and the
-    checkout ``ctx.root`` (for ``novaseries.scenarios``), ``OS_DEBUG=0``."""
+    harness's code (:data:`~novaseries.util.PACKAGE_PARENT`, for
+    ``novaseries.scenarios``), ``OS_DEBUG=0``."""
     env = venvs.test_env(target, venv, tree)
     env['OS_DEBUG'] = '0'
-    env['PYTHONPATH'] = os.pathsep.join([str(tree), str(ctx.root)])
+    env['PYTHONPATH'] = os.pathsep.join([str(tree), str(PACKAGE_PARENT)])
     return env
 
 
@@ -88,7 +89,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
         for name in scenarios:
             cmd += ['--scenario', name]
         cmd += (extra_args or {}).get(label, [])
-        env = player_env(ctx, target, venv, tree)
+        env = player_env(target, venv, tree)
         log = open(outdir / f"{result_stem(label, target)}.log", 'w')
         # (the player dies with the harness, even when it is SIGKILLed)
         proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
@@ -176,7 +177,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                         trees[label], log,
                         # the player's --deadline is the run's budget, not
                         # the suites' per-test timeout (OS_TEST_TIMEOUT)
-                        dict(player_env(ctx, target, venv, trees[label]),
+                        dict(player_env(target, venv, trees[label]),
                              OS_TEST_TIMEOUT='0'))
                 try:
                     rec = json.loads(out.read_text())['bench'][0]
@@ -226,10 +227,13 @@ def prepare_trees(ctx, target):
     reproducer: the target's series up to its reproducer commit; fixed:
     everything a packager ships, i.e. the packaged stack of the target's
     release (:func:`novaseries.targets.stack_target`: the series with the
-    separate changes stacked on it) if there is one, else the whole series.
+    separate changes stacked on it).
+
+    :raises HarnessError: the series has no reproducer commit, or the
+        release no target with ``stack = true``.
     """
     repro = reproducer_patch(target)
-    fixed = targets_mod.stack_target(ctx, target.release) or target
+    fixed = targets_mod.stack_target(ctx, target.release)
     base = ctx.build / 'run'
     trees = {}
     for label, tgt, upto in (('reproducer', target, repro.name),
@@ -239,10 +243,3 @@ def prepare_trees(ctx, target):
             f"{'up to ' + upto if upto else 'complete'}")
         trees[label] = tree_mod.prepare(ctx, tgt, dest, upto, force=True)
     return trees
-
-
-def mode_target(target, mode):
-    """``target`` in ``mode`` for the main job: the mode's environment
-    with the target's own interpreter and venv, so that the two modes'
-    results differ in nothing else."""
-    return target.in_mode(mode, interpreter=False)

@@ -9,7 +9,7 @@ import pathlib
 import re
 import subprocess
 
-from novaseries import util
+from novaseries import util, venvs
 from novaseries.util import HarnessError, find_interpreter, git_env
 
 #: The tree's pre-commit config.
@@ -40,9 +40,10 @@ def pinned(path):
 def tool_env(venv):
     """The environment of a tool of ``venv``: no user or system git
     configuration (:func:`~novaseries.util.git_env`), UTF-8, the venv
-    first on PATH, no PYTHONPATH."""
+    first on PATH and its ``VIRTUAL_ENV``, none of the harness's
+    :data:`~novaseries.venvs.PYTHON_ENV_VARS`."""
     env = git_env()
-    for key in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+    for key in venvs.PYTHON_ENV_VARS:
         env.pop(key, None)
     env.update(LC_ALL="C.UTF-8", LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1")
     if venv is not None:
@@ -77,7 +78,7 @@ def probe(venv, tree, files):
     :raises HarnessError: the probe failed (the config does not parse).
     """
     env = tool_env(venv)
-    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = str(util.PACKAGE_PARENT)
     proc = subprocess.run([str(pathlib.Path(venv, "bin", "python")), "-m",
                            "novaseries.nova_side.pep8probe"], cwd=tree, env=env, text=True,
                           input=json.dumps({"config": CONFIG, "files": list(files)}),
