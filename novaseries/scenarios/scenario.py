@@ -44,6 +44,12 @@ KINDS = {
                            "the server in ERROR",
     'recovery': 'a build (as build), then the operator recovery steps',
 }
+#: The kinds whose action comes during the rebuild of a server booted
+#: ACTIVE, not during its first deploy: against a real Ironic the boot
+#: deploys to the end, then the node waits in ``wait call-back`` for the
+#: rebuild's step (``direct`` deploy interface).
+ACT_IN_REBUILD_KINDS = frozenset(['rebuild'])
+assert ACT_IN_REBUILD_KINDS <= set(KINDS)
 
 #: What an action (a scenario's ``action``, or a step of ``then``) does,
 #: right after its poll, to the node being deployed: action -> what (the
@@ -80,7 +86,22 @@ OUTAGE_ACTIONS = frozenset(['api-blip', 'api-down', 'api-down-delete'])
 #: goes down (``api-blip``: its callback comes once the API is back;
 #: ``api-down`` and ``api-down-delete``: it never comes).
 HELD_ACTIONS = OUTAGE_ACTIONS | {'user-delete'}
-assert HELD_ACTIONS <= set(ACTIONS)
+#: The actions that fail the deploy: against a real Ironic the deploy
+#: fails by itself from its start (its image answers 404), not when the
+#: step comes.
+DEPLOY_FAIL_ACTIONS = frozenset(['fail'])
+#: The actions a real Ironic plays during a deploy that ends by itself
+#: (the ``fake`` deploy interface, not ``direct``: nothing completes a
+#: real ``wait call-back``): the step comes at the deploy's first poll,
+#: during its ``deploying``, and the deploy goes ``active`` meanwhile.
+ENDING_DEPLOY_ACTIONS = frozenset(['api-blip'])
+#: The actions after which a scenario with ``deleting_reads = 0`` lets
+#: the driver see only the tear-down's aftermath: against a real Ironic
+#: the player holds the driver's thread, right after the action, until
+#: Ironic has cleared the node's association.
+AFTERMATH_ACTIONS = frozenset(['undeploy'])
+assert HELD_ACTIONS | DEPLOY_FAIL_ACTIONS | ENDING_DEPLOY_ACTIONS | \
+    AFTERMATH_ACTIONS <= set(ACTIONS)
 
 #: Driver reads a deploy stays in ``deploying`` (the conductor holds the
 #: node's lock: a tear-down is refused with 409), unless a scenario says.
