@@ -109,6 +109,15 @@ DEPLOYING_READS = 1
 #: Driver reads a deploy of a scenario stays in ``wait call-back`` before
 #: the agent's callback comes, unless the action holds it there.
 CALLBACK_READS = 3
+#: Driver reads a scenario's tear-down stays in ``deleting`` (still
+#: associated, locked by the conductor) after an undeploy, unless the
+#: scenario says (``Scenario.deleting_reads``).
+DELETING_READS = 3
+#: Driver reads the fake Ironic keeps a node in each state of a tear-down
+#: (``deleting``, ``cleaning``) that nothing times: ``cleaning`` always,
+#: ``deleting`` outside a scenario (the contract tests).  One: a read
+#: sees the state, the next read what follows it.
+UNTIMED_TEARDOWN_READS = 1
 
 #: The loops a step of ``then`` may name as its third item: after its Nth
 #: poll of the driver's wait for the tear-down (``_wait_for_teardown``, or
@@ -202,7 +211,7 @@ class Scenario:
     nodes: int = 1
     action: typing.Optional[str] = None
     after_polls: int = 2
-    deleting_reads: int = 3
+    deleting_reads: int = DELETING_READS
     port: bool = False
     max_attempts: int = 3
     kind: str = 'build'
