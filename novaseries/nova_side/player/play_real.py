@@ -136,8 +136,9 @@ class RealScenarioTest(ScenarioTest):
     def _first_step_polls(self):
         # A real deploy that ends (the ``fake`` deploy interface:
         # real_deploy.deploy_interfaces) has no wait call-back: the API
-        # goes down during its ``deploying`` (2 s: the [fake] deploy_delay),
-        # which Ironic's conductor finishes meanwhile.
+        # goes down during its ``deploying`` (``[fake] deploy_delay``:
+        # real_backend.FAKE_DELAY), which Ironic's conductor finishes
+        # meanwhile.
         if self.SCENARIO.action in ENDING_DEPLOY_ACTIONS:
             return 1
         return super()._first_step_polls()
