@@ -7,6 +7,7 @@ import ast
 import contextlib
 import dataclasses
 import re
+import types
 import unittest
 from unittest import mock
 
@@ -152,7 +153,7 @@ class TableTest(unittest.TestCase):
                          taken['novaseries.scenarios.scenario'])
         # ... and the table needs nothing but Scenario and its checks,
         # which need nothing but the standard library and each other
-        for path, allowed in ((TABLE, {*CHECKS, 'novaseries.scenarios.scenario'}),
+        for path, allowed in ((TABLE, {*CHECKS, 'novaseries.scenarios.scenario', 'types'}),
                               (SCENARIO, {*CHECKS, 'dataclasses', 'types', 'typing'}),
                               *((path, {*CHECKS, 're'} - {name})
                                 for name, path in CHECKS.items())):
@@ -576,12 +577,16 @@ class EndStateTest(unittest.TestCase):
     def _judge(self, sc, obs, tree='fixed'):
         """judge.problems_of of a scenario that is not in the table."""
         from unittest import mock
-        with mock.patch.dict(table.BY_NAME, {sc.name: sc}):
+        with mock.patch.object(table, 'BY_NAME', types.MappingProxyType(
+                {**table.BY_NAME, sc.name: sc})):
             return judge.problems_of(sc.name, tree, obs)
 
     def test_every_fixed_column_has_it(self):
         for sc in table.SCENARIOS:
             with self.subTest(sc.name):
+                # (a declared field, as everything a scenario holds)
+                self.assertLessEqual(set(vars(sc)), {
+                    f.name for f in dataclasses.fields(sc)})
                 ends = [c for c in sc.fixed if getattr(c, 'end_state', False)]
                 self.assertEqual([sc.end_state], ends)
         # a scenario defined without it still gets it

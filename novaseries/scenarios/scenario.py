@@ -198,6 +198,8 @@ class Scenario:
     :param max_seconds: against a real Ironic, the fixed tree's wall time
         from the action to the end, at most (``bounds.seconds_at_most``,
         added to ``fixed``); default ``bounds.real_seconds(max_polls)``.
+    :ivar end_state: the end-state invariant check of ``fixed``, built
+        from ``claim_kept`` and ``waive`` (not a parameter).
     :raises ValueError: a definition the player or the judge cannot take
         (an unknown kind, action, step or loop, no node, no attempt, an
         unknown or unexplained waiver, the end-state invariant listed by
@@ -231,6 +233,8 @@ class Scenario:
     bug: tuple = ()
     reproducer_unplayable: typing.Optional[str] = None
     max_seconds: typing.Optional[float] = None
+    end_state: typing.Optional[typing.Callable] = dataclasses.field(
+        init=False, default=None, repr=False)
 
     def __post_init__(self):
         name = self.name
