@@ -7,6 +7,7 @@ import ast
 import contextlib
 import dataclasses
 import re
+import types
 import unittest
 from unittest import mock
 
@@ -37,9 +38,32 @@ TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 SCENARIO = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario.py'
 SCENARIO_TEST = PLAYER_DIR / 'scenario_test.py'
 PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
+REAL_DEPLOY = helpers.REPO / 'novaseries' / 'ironic' / 'real_deploy.py'
 #: The modules of the table's checks: {module name: path}.
 CHECKS = {f'novaseries.scenarios.{m}': helpers.REPO / 'novaseries' / 'scenarios' / f'{m}.py'
           for m in ('checks', 'invariant', 'outage_checks', 'bounds', 'texts')}
+
+
+def _literal_comparisons(paths, attribute, bare=False):
+    """Where ``<x>.<attribute>`` (with ``bare``, also a plain name
+    ``attribute``) is compared with a text (``==``, ``!=``, ``in``,
+    ``not in``) in the files ``paths``: ``['file:line', ...]``."""
+    def named(node):
+        return getattr(node, 'attr', None) == attribute or (
+            bare and getattr(node, 'id', None) == attribute)
+
+    def texts(node):
+        return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
+            isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(
+                texts(e) for e in node.elts))
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(named(n) for n in sides) and any(texts(n) for n in sides):
+                    found.append(f'{path.name}:{node.lineno}')
+    return found
 
 
 def _obs(**kw):
@@ -123,11 +147,13 @@ class TableTest(unittest.TestCase):
         # the scenarios from the table, their vocabulary from scenario.py
         self.assertEqual({'BY_NAME', 'OTHER_INSTANCE', 'SCENARIOS'},
                          taken['novaseries.scenarios.scenario_table'])
-        self.assertEqual({'ACTIONS', 'HELD_ACTIONS', 'KINDS', 'OUTAGE_ACTIONS'},
+        self.assertEqual({'ACTIONS', 'HELD_ACTIONS', 'KINDS', 'OUTAGE_ACTIONS',
+                          'ACT_IN_REBUILD_KINDS', 'AFTERMATH_ACTIONS',
+                          'DEPLOY_FAIL_ACTIONS', 'ENDING_DEPLOY_ACTIONS'},
                          taken['novaseries.scenarios.scenario'])
         # ... and the table needs nothing but Scenario and its checks,
         # which need nothing but the standard library and each other
-        for path, allowed in ((TABLE, {*CHECKS, 'novaseries.scenarios.scenario'}),
+        for path, allowed in ((TABLE, {*CHECKS, 'novaseries.scenarios.scenario', 'types'}),
                               (SCENARIO, {*CHECKS, 'dataclasses', 'types', 'typing'}),
                               *((path, {*CHECKS, 're'} - {name})
                                 for name, path in CHECKS.items())):
@@ -165,6 +191,11 @@ class TableTest(unittest.TestCase):
         self.assertEqual([], sorted(m for m in methods if m.startswith('_act_')
                                     and m not in acts.values()))
         self.assertIsNone(re.search(r"elif (sc\.kind|action) ==", source))
+        # ... and no kind is compared with a name, nor, against a real
+        # Ironic, an action: the traits are scenario.py's tables
+        self.assertEqual([], _literal_comparisons(PLAYER + [REAL_DEPLOY], 'kind'))
+        self.assertEqual([], _literal_comparisons(
+            [PLAYER_DIR / 'play_real.py', REAL_DEPLOY], 'action', bare=True))
         # every kind and action of the table is played by some scenario
         self.assertEqual(set(scenario.KINDS), {sc.kind for sc in table.SCENARIOS})
         used = {sc.action for sc in table.SCENARIOS} | {
@@ -569,12 +600,16 @@ class EndStateTest(unittest.TestCase):
     def _judge(self, sc, obs, tree='fixed'):
         """judge.problems_of of a scenario that is not in the table."""
         from unittest import mock
-        with mock.patch.dict(table.BY_NAME, {sc.name: sc}):
+        with mock.patch.object(table, 'BY_NAME', types.MappingProxyType(
+                {**table.BY_NAME, sc.name: sc})):
             return judge.problems_of(sc.name, tree, obs)
 
     def test_every_fixed_column_has_it(self):
         for sc in table.SCENARIOS:
             with self.subTest(sc.name):
+                # (a declared field, as everything a scenario holds)
+                self.assertLessEqual(set(vars(sc)), {
+                    f.name for f in dataclasses.fields(sc)})
                 ends = [c for c in sc.fixed if getattr(c, 'end_state', False)]
                 self.assertEqual([sc.end_state], ends)
         # a scenario defined without it still gets it

@@ -28,14 +28,11 @@ what the real service shows:
   a tear-down are ``teardown`` polls, as in the fixture.  ``after_polls``
   hooks run in the polling thread, after the response and before the
   driver sees it, so the driver's next read sees their effect.
-* **time** -- real: ``[ironic] api_retry_interval = 1`` (s, the smallest
-  the option takes); the harness starts Ironic with ``[fake]`` delays
-  (``mainjob.backends.REAL_FAKE_DELAYS``) that keep ``deploying`` and ``deleting``
-  several polls long (see doc/real-ironic.rst).  A
-  deploy step of the fake at its poll N (the fake's deploy is ``deploying``
-  for ``deploying_reads`` polls, then ``wait call-back``) runs here at the
-  poll that sees ``wait call-back`` for the (N - deploying_reads)th time:
-  a real ``deploying`` lasts several polls and holds the node's lock.
+* **time** -- real (:data:`API_RETRY_INTERVAL`, :data:`FAKE_DELAY`; see doc/real-ironic.rst).
+  A deploy step of the fake at its poll N (the fake's deploy is ``deploying`` for
+  ``deploying_reads`` polls, then ``wait call-back``) runs here at the poll that sees
+  ``wait call-back`` for the (N - deploying_reads)th time: a real ``deploying`` lasts
+  several polls and holds the node's lock.
 * **deploys and the image** -- the nodes' deploy interfaces, and the
   harness's local HTTP image in place of Nova's Glance image
   (:meth:`RealIronicBackend.install` wraps the driver's deploy patch):
@@ -60,6 +57,11 @@ TRANSITIONAL = frozenset(['deploying', 'deleting', 'cleaning', 'clean wait',
 #: ``[ironic] api_retry_interval`` of a real run (s): the option's smallest
 #: non-zero value (an IntOpt).
 API_RETRY_INTERVAL = 1
+#: Seconds of each ``[fake]`` delay (power, boot, ``fake`` deploy
+#: interface) of a run's real Ironic: ``deploying`` and ``deleting`` last
+#: several polls, for an operator's step or a second request to hit them,
+#: and ``deleting`` outlasts ``deleting-outlasts-retries``' two retries.
+FAKE_DELAY = 2
 #: Seconds settle() and the sweep wait for a node to settle.
 NODE_SETTLE_TIMEOUT = 60.0
 

@@ -15,6 +15,9 @@ real``, ``real_backend.RealIronicBackend``) deploys its nodes.
 Standard library only: the player, in Nova's venv, imports it.
 """
 
+from novaseries.scenarios.scenario import (
+    ACT_IN_REBUILD_KINDS, ENDING_DEPLOY_ACTIONS)
+
 #: The path of a deploy patch's image (``instance_info``'s image_source).
 IMAGE_SOURCE = '/instance_info/image_source'
 
@@ -28,17 +31,19 @@ def deploy_interfaces(scenario, n):
     free_nodes_deploy``), so that a reschedule ends ACTIVE.  A scenario
     without an action, and a rebuild's boot, need deploys that end:
     ``fake`` (the rebuild's node is switched to ``direct`` once ACTIVE,
-    ``RealIronicBackend.set_deploy_interface``).  A short outage of
-    the API during the deploy (``api-blip``) needs a deploy that ends by
-    itself once the API is back (nothing completes a real ``wait
+    ``RealIronicBackend.set_deploy_interface``; the kinds of
+    ``scenario.ACT_IN_REBUILD_KINDS``).  A short outage of the API during
+    the deploy (``scenario.ENDING_DEPLOY_ACTIONS``) needs a deploy that
+    ends by itself once the API is back (nothing completes a real ``wait
     call-back``): ``fake``, and the outage comes during its ``deploying``
     (``play_real.RealScenarioTest._first_step_polls``).
 
     :param scenario: a ``scenario.Scenario``.
     :returns: a list of ``n`` interface names.
     """
-    waits = (scenario.action not in (None, 'api-blip') and
-             scenario.kind != 'rebuild')
+    waits = (scenario.action is not None
+             and scenario.action not in ENDING_DEPLOY_ACTIONS
+             and scenario.kind not in ACT_IN_REBUILD_KINDS)
     return ['direct' if waits else 'fake'] * n
 
 

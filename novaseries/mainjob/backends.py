@@ -20,14 +20,11 @@ from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
 from novaseries.util import HarnessError, say
 
-#: ``[fake]`` options of the real Ironic of ``run --ironic real``: 2 s per
-#: fake power and boot action (``deploying`` and ``deleting`` last several
-#: driver polls at ``[ironic] api_retry_interval`` = 1 s; with 1 s,
-#: ``deleting`` (about 4.1 s) ended within ``deleting-outlasts-retries``'
-#: two retries under CI's load) and 2 s per call of the ``fake`` deploy
-#: interface (a node that deploys with it goes ``active`` after about 4 s).
-REAL_FAKE_DELAYS = 2
-REAL_EXTRA_CONF = '[fake]\ndeploy_delay = 2\n'
+#: ``[fake]`` options of the real Ironic of ``run --ironic real``: each
+#: fake power and boot action, and each call of the ``fake`` deploy
+#: interface, takes ``real_backend.FAKE_DELAY`` seconds (why: there).
+REAL_FAKE_DELAYS = real_backend.FAKE_DELAY
+REAL_EXTRA_CONF = '[fake]\ndeploy_delay = %d\n' % real_backend.FAKE_DELAY
 
 
 def real_scenarios(names=()):

@@ -21,14 +21,14 @@ def one_call_per_poll(obs):
 one_call_per_poll.text = '1 Ironic call per poll'
 
 #: The fixed tree's driver polls after the action, at most, unless a
-#: scenario says otherwise (``max_polls``): the fake run's largest count
-#: measured is 13 (``deploy-failed-reschedule``: a failed deploy,
-#: its tear-down, the reschedule's whole deploy), plus a margin of 3.
+#: scenario says otherwise (``max_polls``): enough for the longest fake
+#: run (``deploy-failed-reschedule``: a failed deploy, its tear-down, the
+#: reschedule's whole deploy), with a margin.
 DEFAULT_MAX_POLLS = 16
 #: Polls of a ``user-delete`` scenario: its first deploy is held in ``wait
 #: call-back`` (a poll every 0.05 s at most) until the player's main thread
-#: has deleted the server, whenever it gets to it (9-10 measured on a
-#: loaded machine).
+#: has deleted the server, whenever it gets to it, so their number varies
+#: with the machine's load: a wider bound.
 HELD_MAX_POLLS = 24
 
 
@@ -58,14 +58,14 @@ def polls_at_most(limit):
 
 #: Seconds a real Ironic may take per driver poll that the fake run's
 #: bound allows (``max_polls``): a fake poll stands for one real state of
-#: the node or less, which lasts up to about 8 s (``deleting`` with the
-#: harness's ``[fake]`` delays of 2 s; ``deploying`` about 7 s) and is
-#: polled 1 s apart (``real_backend.API_RETRY_INTERVAL``): 4 s per poll,
-#: on average, leaves room for the longest of them.
+#: the node or less (``deleting`` and ``deploying`` last several of the
+#: harness's ``[fake]`` delays, ``real_backend.FAKE_DELAY``), polled
+#: ``real_backend.API_RETRY_INTERVAL`` apart: 4 s per poll, on average,
+#: leaves room for the longest of them.
 REAL_SECONDS_PER_POLL = 4
 #: ... and at least this many seconds (an operator's undeploy that waits
 #: for Ironic's whole tear-down before it goes on, ``reassociate``, takes
-#: 10-15 s itself).
+#: a good part of it itself).
 REAL_MIN_SECONDS = 30
 
 

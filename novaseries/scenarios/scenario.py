@@ -44,6 +44,12 @@ KINDS = {
                            "the server in ERROR",
     'recovery': 'a build (as build), then the operator recovery steps',
 }
+#: The kinds whose action comes during the rebuild of a server booted
+#: ACTIVE, not during its first deploy: against a real Ironic the boot
+#: deploys to the end, then the node waits in ``wait call-back`` for the
+#: rebuild's step (``direct`` deploy interface).
+ACT_IN_REBUILD_KINDS = frozenset(['rebuild'])
+assert ACT_IN_REBUILD_KINDS <= set(KINDS)
 
 #: What an action (a scenario's ``action``, or a step of ``then``) does,
 #: right after its poll, to the node being deployed: action -> what (the
@@ -80,7 +86,22 @@ OUTAGE_ACTIONS = frozenset(['api-blip', 'api-down', 'api-down-delete'])
 #: goes down (``api-blip``: its callback comes once the API is back;
 #: ``api-down`` and ``api-down-delete``: it never comes).
 HELD_ACTIONS = OUTAGE_ACTIONS | {'user-delete'}
-assert HELD_ACTIONS <= set(ACTIONS)
+#: The actions that fail the deploy: against a real Ironic the deploy
+#: fails by itself from its start (its image answers 404), not when the
+#: step comes.
+DEPLOY_FAIL_ACTIONS = frozenset(['fail'])
+#: The actions a real Ironic plays during a deploy that ends by itself
+#: (the ``fake`` deploy interface, not ``direct``: nothing completes a
+#: real ``wait call-back``): the step comes at the deploy's first poll,
+#: during its ``deploying``, and the deploy goes ``active`` meanwhile.
+ENDING_DEPLOY_ACTIONS = frozenset(['api-blip'])
+#: The actions after which a scenario with ``deleting_reads = 0`` lets
+#: the driver see only the tear-down's aftermath: against a real Ironic
+#: the player holds the driver's thread, right after the action, until
+#: Ironic has cleared the node's association.
+AFTERMATH_ACTIONS = frozenset(['undeploy'])
+assert HELD_ACTIONS | DEPLOY_FAIL_ACTIONS | ENDING_DEPLOY_ACTIONS | \
+    AFTERMATH_ACTIONS <= set(ACTIONS)
 
 #: Driver reads a deploy stays in ``deploying`` (the conductor holds the
 #: node's lock: a tear-down is refused with 409), unless a scenario says.
@@ -88,6 +109,15 @@ DEPLOYING_READS = 1
 #: Driver reads a deploy of a scenario stays in ``wait call-back`` before
 #: the agent's callback comes, unless the action holds it there.
 CALLBACK_READS = 3
+#: Driver reads a scenario's tear-down stays in ``deleting`` (still
+#: associated, locked by the conductor) after an undeploy, unless the
+#: scenario says (``Scenario.deleting_reads``).
+DELETING_READS = 3
+#: Driver reads the fake Ironic keeps a node in each state of a tear-down
+#: (``deleting``, ``cleaning``) that nothing times: ``cleaning`` always,
+#: ``deleting`` outside a scenario (the contract tests).  One: a read
+#: sees the state, the next read what follows it.
+UNTIMED_TEARDOWN_READS = 1
 
 #: The loops a step of ``then`` may name as its third item: after its Nth
 #: poll of the driver's wait for the tear-down (``_wait_for_teardown``, or
@@ -168,6 +198,8 @@ class Scenario:
     :param max_seconds: against a real Ironic, the fixed tree's wall time
         from the action to the end, at most (``bounds.seconds_at_most``,
         added to ``fixed``); default ``bounds.real_seconds(max_polls)``.
+    :ivar end_state: the end-state invariant check of ``fixed``, built
+        from ``claim_kept`` and ``waive`` (not a parameter).
     :raises ValueError: a definition the player or the judge cannot take
         (an unknown kind, action, step or loop, no node, no attempt, an
         unknown or unexplained waiver, the end-state invariant listed by
@@ -181,7 +213,7 @@ class Scenario:
     nodes: int = 1
     action: typing.Optional[str] = None
     after_polls: int = 2
-    deleting_reads: int = 3
+    deleting_reads: int = DELETING_READS
     port: bool = False
     max_attempts: int = 3
     kind: str = 'build'
@@ -201,6 +233,8 @@ class Scenario:
     bug: tuple = ()
     reproducer_unplayable: typing.Optional[str] = None
     max_seconds: typing.Optional[float] = None
+    end_state: typing.Optional[typing.Callable] = dataclasses.field(
+        init=False, default=None, repr=False)
 
     def __post_init__(self):
         name = self.name

@@ -11,6 +11,8 @@ scenarios, and the scenario player imports it inside Nova's virtualenv
 (``python -m novaseries.nova_side.player.play``) to know what to run.
 """
 
+import types
+
 from novaseries.scenarios.bounds import HELD_MAX_POLLS, one_call_per_poll
 from novaseries.scenarios.checks import (
     all_of, all_steps_fired, any_of, DELETE_WON, fault_created, fault_has,
@@ -95,7 +97,8 @@ OBSERVATION = {
 }
 
 
-SCENARIOS = [
+#: The scenarios, in the order the main job plays and reports them.
+SCENARIOS = (
     Scenario('undeploy-deleting', 'undeploy in wait call-back, seen while '
              '`deleting` (1 node, max_attempts=1)',
              action='undeploy', deleting_reads=3, max_attempts=1,
@@ -461,12 +464,13 @@ SCENARIOS = [
                     outage(back=False, delete=True)],
              # the node left deployed for the deleted server
              bug=[END_STATE]),
-]
+)
 
 
 #: The instance another deploy claims the node for (``reassociate``).
 OTHER_INSTANCE = '0e7e4b0a-0000-4000-8000-0000000000ff'
-BY_NAME = {s.name: s for s in SCENARIOS}
+#: The scenarios by name, in the order of :data:`SCENARIOS` (read-only).
+BY_NAME = types.MappingProxyType({s.name: s for s in SCENARIOS})
 
 #: The scenarios CI plays against a real Ironic through the whole stack
 #: (``run --ironic real``; the CI step "main job vs real Ironic"): the bug

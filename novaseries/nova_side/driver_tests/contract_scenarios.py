@@ -152,8 +152,9 @@ SCENARIOS = [
         Act('undeploy in wait call-back', 'undeploy'),
         Refuse('undeploy again while deleting', 'undeploy',
                'ConflictException', 409),
-        # what destroy()/_cleanup_deploy() used to send during ``deleting``
-        # (through Nova's connection, which does not retry a 409)
+        # what the driver's _remove_instance_info_from_node() sends if
+        # destroy()/_cleanup_deploy() runs it during ``deleting`` (through
+        # Nova's connection, which does not retry a 409)
         Refuse('driver clears instance_info while deleting',
                'driver_clear_instance', 'ConflictException', 409),
         PollUntil('wait for available', settled_available),

@@ -49,7 +49,8 @@ from nova.tests.fixtures import ironic_api
 from openstack import exceptions as sdk_exc
 import requests
 
-from novaseries.scenarios.scenario import CALLBACK_READS, DEPLOYING_READS
+from novaseries.scenarios.scenario import (
+    CALLBACK_READS, DEPLOYING_READS, UNTIMED_TEARDOWN_READS)
 
 CONDUCTOR_STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each state the conductor leaves by itself.
@@ -109,7 +110,8 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
 
     def __init__(self, test, hold=(), deploying_reads=DEPLOYING_READS,
                  callback_reads=CALLBACK_READS,
-                 deleting_reads=1, cleaning_reads=1, held_poll_wait=0.05):
+                 deleting_reads=UNTIMED_TEARDOWN_READS,
+                 cleaning_reads=UNTIMED_TEARDOWN_READS, held_poll_wait=0.05):
         super().__init__(test)
         self.held_poll_wait = held_poll_wait
         self.defaults = {

@@ -2,7 +2,8 @@
 against either Ironic (fake or real): :class:`KindPlayers`, a mixin of
 ``scenario_test.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
 kind.  Each method boots, acts and returns ``(server, its first node, the
-action's time (monotonic s))``; ``ScenarioTest._run`` settles and records.
+action's time (monotonic s))``; ``ScenarioTest._run`` settles and records,
+then calls what the method left in ``_after_record``, if anything.
 Runs inside Nova's virtualenv.
 """
 
@@ -22,18 +23,22 @@ KIND_PLAYERS = {
     'rebuild-newest': '_play_rebuild_newest',
     'rebuild-error': '_play_rebuild_error',
     'reap': '_play_reap',
-    'reap-log': '_play_reap',
+    'reap-log': '_play_reap_log',
     'build-delete': '_play_build_delete',
     'undeploy-active-delete': '_play_undeploy_active_delete',
     'outage-delete': '_play_outage_delete',
     'cleanup-fail-delete': '_play_cleanup_fail_delete',
-    'recovery': '_play_build',
+    'recovery': '_play_recovery',
 }
 
 
 class KindPlayers:
     """The kinds' starts and what they share; the rest (``_arm``,
     ``_settle``, ``_record``, the fixtures) is ``ScenarioTest``'s."""
+
+    #: What ``ScenarioTest._run`` calls (no arguments) once the scenario
+    #: is recorded: set by a kind whose play goes on after it.
+    _after_record = None
 
     def _at_api_back(self, server_id, first_node):
         """The server, its claim and its first node, as the API comes
@@ -88,12 +93,18 @@ class KindPlayers:
         return server, first_node, start
 
     def _play_reap(self, sc, rec, networks):
-        # LP 2169200: the server is deleted while its nova-compute is
-        # down (the API deletes it alone), nova-compute restarts (a new
-        # driver, which lists the nodes afresh), then its periodic
-        # reaper runs once.
-        self.flags(running_deleted_instance_action=(
-            'reap' if sc.kind == 'reap' else 'log'))
+        return self._reap_deleted(networks, 'reap')
+
+    def _play_reap_log(self, sc, rec, networks):
+        return self._reap_deleted(networks, 'log')
+
+    def _reap_deleted(self, networks, reaper_action):
+        """LP 2169200: the server is deleted while its nova-compute is
+        down (the API deletes it alone), nova-compute restarts (a new
+        driver, which lists the nodes afresh), then its periodic reaper
+        runs once with ``running_deleted_instance_action =
+        reaper_action``."""
+        self.flags(running_deleted_instance_action=reaper_action)
         server = self._boot_baremetal_server(networks=networks)
         first_node = server['OS-EXT-SRV-ATTR:hypervisor_hostname']
         self.compute.stop()
@@ -228,6 +239,14 @@ class KindPlayers:
             raise AssertionError('the deploy was not polled %d times'
                                  % sc.after_polls)
         return server, first_node, acted.get('at', time.monotonic())
+
+    def _play_recovery(self, sc, rec, networks):
+        # A build (as build); once the player has recorded it, the
+        # operator recovery steps (_recovery_steps) in rec['recovery'].
+        server, first_node, action_at = self._play_build(sc, rec, networks)
+        self._after_record = lambda: rec.update(
+            recovery=self._recovery_steps(server))
+        return server, first_node, action_at
 
     def _boot_active(self, networks):
         """Boot a server to ACTIVE; what comes next is the action.

@@ -20,7 +20,9 @@ import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
 from novaseries.nova_side.player.scenario_test import ScenarioTest  # noqa: E402
-from novaseries.scenarios.scenario import OUTAGE_ACTIONS  # noqa: E402
+from novaseries.scenarios.scenario import (  # noqa: E402
+    ACT_IN_REBUILD_KINDS, AFTERMATH_ACTIONS, DEPLOY_FAIL_ACTIONS,
+    ENDING_DEPLOY_ACTIONS, OUTAGE_ACTIONS)
 
 #: How long a scenario against a real Ironic may take to settle, and a
 #: step to come, in seconds: a real tear-down and reschedule take seconds,
@@ -74,7 +76,7 @@ class RealScenarioTest(ScenarioTest):
             self.INFO, deploying_reads=sc.deploying_reads)
         # the fake fails the deploy when the step comes; a real deploy
         # fails by itself, from the start (its image answers 404)
-        self.ironic.fail_next_deploy = sc.action == 'fail'
+        self.ironic.fail_next_deploy = sc.action in DEPLOY_FAIL_ACTIONS
         self.ironic.install(self, ironic_driver, ironic_patcher, nova_utils)
         # runs after the compute service stopped (cleanups run in reverse)
         self.addCleanup(self._sweep)
@@ -89,14 +91,14 @@ class RealScenarioTest(ScenarioTest):
     def _boot_baremetal_server(self, networks='none',
                                expected_state='ACTIVE'):
         """As the fake's, with a real deploy's time to reach ACTIVE; a
-        server booted for a rebuild (kind ``rebuild``) then has its node
+        server booted for a rebuild (``ACT_IN_REBUILD_KINDS``) then has its node
         switched to the ``direct`` deploy interface, so that the rebuild
         waits in ``wait call-back`` for the scenario's step."""
         server = super()._boot_baremetal_server(networks, 'BUILD')
         if expected_state == 'BUILD':
             return server
         server = self._wait_for_status(server['id'], expected_state)
-        if self.SCENARIO.kind == 'rebuild':
+        if self.SCENARIO.kind in ACT_IN_REBUILD_KINDS:
             self.ironic.set_deploy_interface(
                 server['OS-EXT-SRV-ATTR:hypervisor_hostname'], 'direct')
         return server
@@ -125,19 +127,19 @@ class RealScenarioTest(ScenarioTest):
             self._free_nodes_switched = True
             self.ironic.free_nodes_deploy('fake', but=node_id)
         super()._act(action, node_id, server_id)
-        if action == 'undeploy' and self.SCENARIO.deleting_reads == 0:
+        if action in AFTERMATH_ACTIONS and self.SCENARIO.deleting_reads == 0:
             # The fake's driver sees only the aftermath: hold its thread
-            # until Ironic's tear-down cleared the association (50-170
-            # ms without delays, about 4 s with them), as a real
+            # until Ironic's tear-down cleared the association, as a real
             # tear-down shorter than the poll interval would.
             self.ironic.wait_cleared(node_id)
 
     def _first_step_polls(self):
         # A real deploy that ends (the ``fake`` deploy interface:
         # real_deploy.deploy_interfaces) has no wait call-back: the API
-        # goes down during its ``deploying`` (2 s: the [fake] deploy_delay),
-        # which Ironic's conductor finishes meanwhile.
-        if self.SCENARIO.action == 'api-blip':
+        # goes down during its ``deploying`` (``[fake] deploy_delay``:
+        # real_backend.FAKE_DELAY), which Ironic's conductor finishes
+        # meanwhile.
+        if self.SCENARIO.action in ENDING_DEPLOY_ACTIONS:
             return 1
         return super()._first_step_polls()
 

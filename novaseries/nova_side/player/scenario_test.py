@@ -321,8 +321,8 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             self.ironic.settle()
         self._record(sc, rec, server, final, settled, first_node,
                      action_at, end, port_id)
-        if sc.kind == 'recovery':
-            rec['recovery'] = self._recovery_steps(server)
+        if self._after_record is not None:
+            self._after_record()
 
 
 def check_tables(case=ScenarioTest):
