@@ -100,8 +100,15 @@ ENDING_DEPLOY_ACTIONS = frozenset(['api-blip'])
 #: the player holds the driver's thread, right after the action, until
 #: Ironic has cleared the node's association.
 AFTERMATH_ACTIONS = frozenset(['undeploy'])
+#: The actions whose user delete the player's main thread makes once the
+#: driver's thread has signalled it (``user-delete``: at the action's
+#: poll; ``api-down-delete``: at the first read the API refused).
+MAIN_THREAD_DELETE_ACTIONS = frozenset(['user-delete', 'api-down-delete'])
+#: The actions after which the node carries another instance
+#: (``scenario_table.OTHER_INSTANCE``, which the observation then names).
+OTHER_INSTANCE_ACTIONS = frozenset(['reassociate'])
 assert HELD_ACTIONS | DEPLOY_FAIL_ACTIONS | ENDING_DEPLOY_ACTIONS | \
-    AFTERMATH_ACTIONS <= set(ACTIONS)
+    AFTERMATH_ACTIONS | MAIN_THREAD_DELETE_ACTIONS | OTHER_INSTANCE_ACTIONS <= set(ACTIONS)
 
 #: Driver reads a deploy stays in ``deploying`` (the conductor holds the
 #: node's lock: a tear-down is refused with 409), unless a scenario says.

@@ -16,6 +16,8 @@ from nova import context as nova_context  # noqa: E402
 from nova import objects  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
 
+from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS  # noqa: E402
+
 #: The player's method for each kind of ``scenario.KINDS``.
 KIND_PLAYERS = {
     'build': '_play_build',
@@ -145,7 +147,7 @@ class KindPlayers:
         self._user_delete = threading.Event()
         self._delete_accepted = threading.Event()
         server, first_node = self._boot_until_acted(networks)
-        if sc.action == 'api-down-delete':
+        if sc.action in MAIN_THREAD_DELETE_ACTIONS:
             if not self._user_delete.wait(self.SETTLE_TIMEOUT):
                 raise AssertionError('the API refused no read of the '
                                      'node')
@@ -211,11 +213,12 @@ class KindPlayers:
     def _play_build(self, sc, rec, networks):
         # Boot; the scenario's steps act during the deploy.
         self._user_delete = threading.Event()
+        self._delete_accepted = threading.Event()
         acted = self._acted = {}
         done = self._arm() if sc.action else None
         server = self._boot_baremetal_server(
             networks=networks, expected_state='BUILD')
-        if sc.action == 'user-delete':
+        if sc.action in MAIN_THREAD_DELETE_ACTIONS:
             if not self._user_delete.wait(self.SETTLE_TIMEOUT):
                 raise AssertionError('the deploy was not polled %d '
                                      'times' % sc.after_polls)
@@ -229,7 +232,10 @@ class KindPlayers:
                         node_id,
                         callback_reads=self.ironic.defaults[
                             'callback_reads'])
-            self.api.delete_server(server['id'])
+            try:
+                self.api.delete_server(server['id'])
+            finally:
+                self._delete_accepted.set()
         if done is None:
             first_node = self.ironic.wait_for_deploy(server['id'])
         elif done.wait(self.SETTLE_TIMEOUT):

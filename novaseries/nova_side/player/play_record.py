@@ -15,6 +15,7 @@ from nova import exception as nova_exception  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.tests.fixtures import ironic as ironic_fixture  # noqa: E402
 
+from novaseries.scenarios.scenario import OTHER_INSTANCE_ACTIONS  # noqa: E402
 from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.nova_side.player.watch import log_lines, poll_stats  # noqa: E402
 
@@ -111,7 +112,7 @@ class Recorder:
             c.method for c in after if c.node == first_node and
             c.method not in ironic_fixture.READ_METHODS]
         rec['hooks_fired'] = list(self._acted.get('fired', []))
-        if sc.action == 'reassociate':
+        if sc.action in OTHER_INSTANCE_ACTIONS:
             rec['other_instance'] = OTHER_INSTANCE
         rec['error_saves'] = self.error_saves.count(sid)
         rec['faults_created'] = [m for u, m in self.faults_created
