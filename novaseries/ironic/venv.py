@@ -2,9 +2,10 @@
 
 Both Ironics of the tests run from a virtualenv of their own, built from a
 frozen requirement set in ``pins/`` (:func:`novaseries.ironic.service.ensure_venv`:
-39.0.0 under Python 3.11 from ``pins/ironic.txt``;
-:func:`novaseries.ironic.pike.ensure_venv`: 9.1.7 under Python 2.7 from
-``pins/ironic-pike.txt``).  Both go through :func:`pinned_venv`, which
+``pins/ironic.txt`` under :data:`novaseries.util.TOOLS_PYTHON`;
+:func:`novaseries.ironic.pike.ensure_venv`: ``pins/ironic-pike.txt`` under
+Python 2.7); each release is the one its pins name
+(:func:`pinned_ironic`).  Both go through :func:`pinned_venv`, which
 builds the venv with :func:`novaseries.util.pinned_venv` (locked, reused
 while the pins, the recipe and the interpreter are unchanged).  The project
 checkout is :func:`novaseries.util.project_root`'s.
