@@ -53,7 +53,7 @@ assert ACT_IN_REBUILD_KINDS <= set(KINDS)
 
 #: What an action (a scenario's ``action``, or a step of ``then``) does,
 #: right after its poll, to the node being deployed: action -> what (the
-#: player's method for each: ``scenario_test.ACTION_PLAYERS``).
+#: player's method for each: ``scenario_case.ACTION_PLAYERS``).
 ACTIONS = {
     'undeploy': 'the operator undeploys the node',
     'maintenance-delete': 'the operator sets maintenance and deletes the '
