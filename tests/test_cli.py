@@ -452,5 +452,5 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
         refused = self._refused("run", "--ironic", "real", "--scenario",
                                 "normal-build", "--scenario", "cleanup-fail-delete")
         self.assertIn("--ironic real cannot play cleanup-fail-delete: a running "
-                      "Ironic 39.0.0 does not refuse", refused)
+                      "Ironic does not refuse", refused)
         self.assertNotIn("normal-build", refused)

@@ -30,13 +30,13 @@ OTHER = '33333333-3333-4333-8333-333333333333'
 IMAGE = '66666666-6666-4666-8666-666666666666'
 PLAYER_DIR = helpers.REPO / 'novaseries' / 'nova_side' / 'player'
 #: The scenario player's modules that play the table's scenarios.
-PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'scenario_test', 'play_fake',
+PLAYER = [PLAYER_DIR / f'{m}.py' for m in ('play', 'scenario_case', 'play_fake',
                                            'play_kinds', 'play_record',
                                            'play_real', 'play_bench', 'watch')]
 TABLE = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario_table.py'
 #: What a scenario is, and the kinds and actions it names.
 SCENARIO = helpers.REPO / 'novaseries' / 'scenarios' / 'scenario.py'
-SCENARIO_TEST = PLAYER_DIR / 'scenario_test.py'
+SCENARIO_CASE = PLAYER_DIR / 'scenario_case.py'
 PLAY_KINDS = PLAYER_DIR / 'play_kinds.py'
 REAL_DEPLOY = helpers.REPO / 'novaseries' / 'ironic' / 'real_deploy.py'
 #: The modules of the table's checks: {module name: path}.
@@ -150,7 +150,8 @@ class TableTest(unittest.TestCase):
         self.assertEqual({'ACTIONS', 'HELD_ACTIONS', 'KINDS', 'OUTAGE_ACTIONS',
                           'ACT_IN_REBUILD_KINDS', 'AFTERMATH_ACTIONS',
                           'DEPLOY_FAIL_ACTIONS', 'ENDING_DEPLOY_ACTIONS',
-                          'MAIN_THREAD_DELETE_ACTIONS', 'OTHER_INSTANCE_ACTIONS'},
+                          'MAIN_THREAD_DELETE_ACTIONS', 'OTHER_INSTANCE_ACTIONS',
+                          'TEARDOWN_LOOP'},
                          taken['novaseries.scenarios.scenario'])
         # ... and the table needs nothing but Scenario and its checks,
         # which need nothing but the standard library and each other
@@ -166,11 +167,11 @@ class TableTest(unittest.TestCase):
                         self.assertIn(name, allowed, path)
 
     def test_player_dispatches_through_the_tables(self):
-        # scenario_test imports Nova: read it.  KIND_PLAYERS names a method of
+        # scenario_case imports Nova: read it.  KIND_PLAYERS names a method of
         # ScenarioTest for every kind of scenario.KINDS, ACTION_PLAYERS one
         # for every action of scenario.ACTIONS, and _act and _run dispatch
         # through them (no if/elif on a kind or an action left).
-        source = SCENARIO_TEST.read_text()
+        source = SCENARIO_CASE.read_text()
         trees = {'kinds': ast.parse(PLAY_KINDS.read_text()),
                  'actions': ast.parse(source)}
         methods = {n.name for tree, name in ((trees['actions'], 'ScenarioTest'),
@@ -259,7 +260,7 @@ class TableTest(unittest.TestCase):
         """Every key the player writes and every key a check reads is in
         table.OBSERVATION."""
         player = ''.join((PLAYER_DIR / f'{m}.py').read_text()
-                         for m in ('scenario_test', 'play_fake', 'play_kinds',
+                         for m in ('scenario_case', 'play_fake', 'play_kinds',
                                    'play_record', 'play_real'))
         written = set(re.findall(r"\brec\['(\w+)'\]", player))
         for call in re.findall(r'rec\.update\((.*?)\)', player, re.S):

@@ -18,7 +18,7 @@ import threading
 
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
-from novaseries.scenarios import bench_table
+from novaseries.scenarios import bench_table, scenario_table
 from novaseries.util import PACKAGE_PARENT, HarnessError, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
@@ -222,7 +222,8 @@ def _bench_process(cmd, cwd, log, env):
 
 
 def prepare_trees(ctx, target):
-    """Prepare build/run/{reproducer,fixed}; return {label: path}.
+    """Prepare build/run/{reproducer,fixed}; return {label: path}, the
+    labels of ``scenario_table.TREES``.
 
     reproducer: the target's series up to its reproducer commit; fixed:
     everything a packager ships, i.e. the packaged stack of the target's
@@ -236,8 +237,9 @@ def prepare_trees(ctx, target):
     fixed = targets_mod.stack_target(ctx, target.release)
     base = ctx.build / 'run'
     trees = {}
-    for label, tgt, upto in (('reproducer', target, repro.name),
-                             ('fixed', fixed, None)):
+    repro_label, fixed_label = scenario_table.TREES
+    for label, tgt, upto in ((repro_label, target, repro.name),
+                             (fixed_label, fixed, None)):
         dest = base / label
         say(f"tree {label}: target {tgt.name}, series "
             f"{'up to ' + upto if upto else 'complete'}")

@@ -53,7 +53,7 @@ assert ACT_IN_REBUILD_KINDS <= set(KINDS)
 
 #: What an action (a scenario's ``action``, or a step of ``then``) does,
 #: right after its poll, to the node being deployed: action -> what (the
-#: player's method for each: ``scenario_test.ACTION_PLAYERS``).
+#: player's method for each: ``scenario_case.ACTION_PLAYERS``).
 ACTIONS = {
     'undeploy': 'the operator undeploys the node',
     'maintenance-delete': 'the operator sets maintenance and deletes the '
@@ -126,10 +126,13 @@ DELETING_READS = 3
 #: sees the state, the next read what follows it.
 UNTIMED_TEARDOWN_READS = 1
 
+#: The name (in the series' fake Ironic, ``LOOPS``) of the driver's wait
+#: for the tear-down (``_wait_for_teardown``, or ``_unprovision`` on a tree
+#: without it).
+TEARDOWN_LOOP = 'teardown'
 #: The loops a step of ``then`` may name as its third item: after its Nth
-#: poll of the driver's wait for the tear-down (``_wait_for_teardown``, or
-#: ``_unprovision`` on a tree without it), not of the deploy.
-STEP_LOOPS = ('teardown',)
+#: poll of that loop, not of the deploy.
+STEP_LOOPS = (TEARDOWN_LOOP,)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

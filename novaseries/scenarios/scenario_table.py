@@ -372,7 +372,7 @@ SCENARIOS = (
              fixed=[status('DELETED'), fault_created(FAILED_ABORTED),
                     teardown_refused],
              max_polls=9,
-             real_unplayable='a running Ironic 39.0.0 does not refuse one '
+             real_unplayable='a running Ironic does not refuse one '
              "tear-down request with 503 on demand; a 503 forged in Nova's "
              'session would test the forgery, and a stopped API gives a '
              'connection error (another driver path)'),

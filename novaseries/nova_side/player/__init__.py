@@ -1,6 +1,6 @@
 """The scenario player, run inside a Nova tree with Nova's venv (``python
 -m novaseries.nova_side.player.play``): ``play`` reads the command line
-and writes the JSON; ``scenario_test`` plays a scenario (with
+and writes the JSON; ``scenario_case`` plays a scenario (with
 ``play_kinds``, each kind's start, and ``play_record``, the observation),
 ``play_fake`` against the fake Ironic (``counting_ironic``: the fixture,
 timed by reads), ``play_real`` against a real one (``novaseries.ironic.real_backend``);

@@ -50,7 +50,7 @@ from openstack import exceptions as sdk_exc
 import requests
 
 from novaseries.scenarios.scenario import (
-    CALLBACK_READS, DEPLOYING_READS, UNTIMED_TEARDOWN_READS)
+    CALLBACK_READS, DEPLOYING_READS, TEARDOWN_LOOP, UNTIMED_TEARDOWN_READS)
 
 CONDUCTOR_STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each state the conductor leaves by itself.
@@ -242,10 +242,10 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
         up to ``held_poll_wait`` seconds."""
         with self._lock:
             node_id = self._deploy_node(instance_id)
-            if node_id is not None and loop == 'teardown':
+            if node_id is not None and loop == TEARDOWN_LOOP:
                 base = self._meta[node_id].setdefault(
                     'poll_base', collections.Counter())
-                base['teardown'] = self._loop_polls(node_id)['teardown']
+                base[TEARDOWN_LOOP] = self._loop_polls(node_id)[TEARDOWN_LOOP]
             elif node_id is not None and self._held_as_polled(node_id):
                 self._cond.wait(self.held_poll_wait)
         with super()._polling(loop, instance_id):

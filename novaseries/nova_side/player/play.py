@@ -13,7 +13,7 @@ and writes what it observed as JSON (the keys: ``scenario_table.OBSERVATION``).
 It records; it does not judge: the scenarios and the expected outcomes are
 defined in ``scenario_table.py``.
 
-Which module does what: ``scenario_test`` plays a scenario, whatever the
+Which module does what: ``scenario_case`` plays a scenario, whatever the
 Ironic; ``play_fake`` against the fake Ironic, ``play_real`` against a real
 Ironic (``real_backend``,
 ``request_log``), ``play_bench`` is the benchmark, ``watch`` watches the
@@ -50,7 +50,7 @@ import nova.tests.functional  # noqa: F401  isort:skip
 from novaseries.nova_side.player import play_bench  # noqa: E402
 from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
-from novaseries.nova_side.player.scenario_test import run_scenario  # noqa: E402
+from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
 from novaseries.scenarios import bench_table  # noqa: E402
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 

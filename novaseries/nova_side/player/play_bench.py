@@ -29,6 +29,7 @@ from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
 from novaseries.scenarios import bench_table  # noqa: E402
+from novaseries.scenarios.scenario import TEARDOWN_LOOP  # noqa: E402
 from novaseries.nova_side.player import counting_ironic  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
@@ -142,7 +143,7 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
                 finally:
                     try:
                         polls = test.ironic.polls(instance.node) + (
-                            test.ironic.polls(instance.node, 'teardown'))
+                            test.ironic.polls(instance.node, TEARDOWN_LOOP))
                     except Exception:
                         polls = None    # (never hide the call's own error)
                     store[instance.uuid].append(

@@ -1,14 +1,14 @@
 """Playing a scenario against the fake Ironic (the series'
 ``nova.tests.fixtures.IronicFixture``, timed by reads:
 ``counting_ironic``): :class:`FakeScenarioTest`, the backend-specific
-part of ``scenario_test.ScenarioTest``.
+part of ``scenario_case.ScenarioTest``.
 """
 
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 
 from novaseries.nova_side.player import counting_ironic  # noqa: E402
-from novaseries.nova_side.player.scenario_test import ScenarioTest  # noqa: E402
+from novaseries.nova_side.player.scenario_case import ScenarioTest  # noqa: E402
 
 #: How long a scenario against the fake Ironic may take to settle, and a
 #: step to come, in seconds (wall clock): the fake's tear-downs and

@@ -1,6 +1,6 @@
 """How the player starts each kind of scenario (``scenario.KINDS``),
 against either Ironic (fake or real): :class:`KindPlayers`, a mixin of
-``scenario_test.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
+``scenario_case.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
 kind.  Each method boots, acts and returns ``(server, its first node, the
 action's time (monotonic s))``; ``ScenarioTest._run`` settles and records,
 then calls what the method left in ``_after_record``, if anything.

@@ -19,7 +19,7 @@ import fixtures  # noqa: E402
 import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
-from novaseries.nova_side.player.scenario_test import ScenarioTest  # noqa: E402
+from novaseries.nova_side.player.scenario_case import ScenarioTest  # noqa: E402
 from novaseries.scenarios.scenario import (  # noqa: E402
     ACT_IN_REBUILD_KINDS, AFTERMATH_ACTIONS, DEPLOY_FAIL_ACTIONS,
     ENDING_DEPLOY_ACTIONS, OUTAGE_ACTIONS)

@@ -1,5 +1,5 @@
 """What one scenario observed against the fake Ironic: :class:`Recorder`,
-a mixin of ``scenario_test.ScenarioTest`` (``play_real`` extends it) that
+a mixin of ``scenario_case.ScenarioTest`` (``play_real`` extends it) that
 fills the observation (keys: ``scenario_table.OBSERVATION``) from the
 server, the nodes, placement, the Ironic calls and Nova's log.  Runs
 inside Nova's virtualenv.
