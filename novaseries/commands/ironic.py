@@ -37,7 +37,7 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_runs, hang_probe_run, pike, service
+from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_dirs
 from novaseries import modes as modes_mod, targets as targets_mod, testrun, venvs
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -148,11 +148,11 @@ def _install(ctx, args):
 def _start(ctx, args):
     if args.pike:
         ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
-                                 ctx.build / "realironic", port=args.port,
+                                 ironic_dirs.workdir(ctx.build), port=args.port,
                                  log=say)
     else:
         ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
-                                    ctx.build / "realironic", port=args.port,
+                                    ironic_dirs.workdir(ctx.build), port=args.port,
                                     fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
@@ -168,7 +168,7 @@ def _start(ctx, args):
 
 
 def _sweep(ctx, args):
-    n = service.sweep(ctx.build / "realironic", log=say)
+    n = service.sweep(ironic_dirs.workdir(ctx.build), log=say)
     print(f"{n} leftover process group(s) killed")
     return 0
 

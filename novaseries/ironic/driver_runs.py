@@ -28,7 +28,7 @@ import time
 
 from novaseries import util
 from novaseries.ironic import pike, service
-from novaseries.ironic.venv import default_build
+from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
 
@@ -37,8 +37,6 @@ _NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
 DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
 #: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
-#: The folder of :func:`run_pike`'s logs: ``build/results/<this>``.
-PIKE_RESULTS = "pike-realironic"
 
 
 def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
@@ -121,7 +119,7 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         the tree of each run.
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes
-        (default ``build/results/``:data:`PIKE_RESULTS`).
+        (default ``build/results/``:data:`~novaseries.ironic.venv.PIKE_RESULTS`).
     :param root: the project checkout (``pins/``); default
         :func:`novaseries.util.project_root`.
     :returns: ``[(label, returncode, log path)]``.
@@ -129,13 +127,13 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         could not be set up or started.
     """
     build = pathlib.Path(build or default_build())
-    log_dir = pathlib.Path(log_dir or build / "results" / PIKE_RESULTS)
+    log_dir = pathlib.Path(log_dir or util.results_dir(build, PIKE_RESULTS))
     log_dir.mkdir(parents=True, exist_ok=True)
     venv = pike.ensure_venv(build, root)
     python = pathlib.Path(nova_venv) / "bin" / "python"
     tests = str(PIKE_DRIVER_TESTS)
     results = []
-    with pike.PikeIronic(venv, build / "realironic") as ironic:
+    with pike.PikeIronic(venv, workdir(build)) as ironic:
         for label, tree, expect in runs:
             env = dict(test_env)
             env.update({

@@ -169,7 +169,8 @@ def ensure_venv(build=None, root=None):
     return pinned_venv(
         venv_dir(build), lambda: util.find_interpreter("python2.7"),
         venv_mod.pins_file(VENV_NAME, root),
-        VENV_RECIPE, ["--no-deps"], build / "results" / "pike-realironic" / "venv-install.log",
+        VENV_RECIPE, ["--no-deps"],
+        util.results_dir(build, venv_mod.PIKE_RESULTS) / "venv-install.log",
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 

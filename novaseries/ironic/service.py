@@ -93,7 +93,7 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     return pinned_venv(venv_dir(build), lambda: base_python(python),
                        venv_mod.pins_file(VENV_NAME, root),
                        VENV_RECIPE, [],
-                       pathlib.Path(build or default_build()) / "results" / "realironic" /
+                       util.results_dir(build or default_build(), venv_mod.RESULTS) /
                        "venv-install.log", f"ironic {IRONIC_VERSION} venv")
 
 
@@ -198,7 +198,7 @@ class RealIronic:
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         procs.check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
-        self.workdir = pathlib.Path(workdir or default_build() / "realironic")
+        self.workdir = pathlib.Path(workdir or venv_mod.workdir())
         self.host = host
         self.port = port
         self.image_port = image_port
@@ -433,7 +433,7 @@ _ACTIVE = set()
 def sweep(workdir=None, log=None):
     """:func:`novaseries.procs.sweep` of ``build/realironic`` (default),
     sparing this process's running instances."""
-    return procs.sweep(workdir or default_build() / "realironic", active=_ACTIVE,
+    return procs.sweep(workdir or venv_mod.workdir(), active=_ACTIVE,
                        log=log or LOG.warning)
 
 

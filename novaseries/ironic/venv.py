@@ -23,6 +23,12 @@ import shutil
 
 from novaseries import procs, util
 
+#: The results folder (:func:`novaseries.util.results_dir`) of the Ironic of
+#: ``pins/ironic.txt`` (its venv's install log).
+RESULTS = "realironic"
+#: The results folder of the pike-era Ironic and of pike's driver tests.
+PIKE_RESULTS = "pike-realironic"
+
 
 def pinned_version(pins, name):
     """The version pins file ``pins`` gives distribution ``name``: the
@@ -48,6 +54,12 @@ def default_build():
     """Scratch directory: ``$NOVASERIES_BUILD`` or ``<root>/build``
     (:func:`novaseries.util.build_dir` of :func:`novaseries.util.project_root`)."""
     return util.build_dir(util.project_root())
+
+
+def workdir(build=None):
+    """The parent of both Ironics' run directories:
+    ``<build>/realironic`` (``build`` default :func:`default_build`)."""
+    return pathlib.Path(build or default_build()) / "realironic"
 
 
 def pins_file(name, root=None):

@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service
+from novaseries.ironic import real_backend, service, venv as ironic_dirs
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -144,7 +144,7 @@ class Real:
         self.ironics = {}
         for label in trees:
             ironic = service.RealIronic(
-                venv=ironic_venv, workdir=ctx.build / 'realironic',
+                venv=ironic_venv, workdir=ironic_dirs.workdir(ctx.build),
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,
