@@ -1,15 +1,17 @@
 """``novaseries ironic ACTION``: the real Ironics of the tests, by hand::
 
-    novaseries ironic install [--pike]        # build/venvs/ironic (39.0.0) or ironic-pike (9.1.7)
+    novaseries ironic install [--pike]        # build/venvs/ironic (pins/ironic.txt) or
+                                              # ironic-pike (pins/ironic-pike.txt)
     novaseries ironic start [--pike] [--port P] [--fake-delays N]
                                               # start one, print its URLs, stop on Enter/SIGTERM
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic driver-tests [--tree T] [--nova-venv V] [-k PATTERN]
                                    [--expect auto|fixed|bug] [--mode MODE]
-                                              # Nova's ironic driver against Ironic 39.0.0:
+                                              # Nova's ironic driver against the Ironic of
+                                              # pins/ironic.txt:
                                               # contract + end-to-end tests
                                               # (novaseries/nova_side/driver_tests)
-    novaseries ironic driver-tests --pike     # pike's driver against Ironic 9.1.7, on the
+    novaseries ironic driver-tests --pike     # pike's driver against the pike-era Ironic, on the
                                               # unpatched and the patched pike tree
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
                                  [--retries N] [--unset-for S]
@@ -133,7 +135,7 @@ def _refuse_pike_options(args):
         unused = [flag for dest, flag in _NOT_PIKE.items()
                   if getattr(args, dest) != defaults[dest]]
     if args.action == "start" and args.fake_delays:
-        unused.append("--fake-delays (Ironic 9.1 has none)")
+        unused.append("--fake-delays (the pike-era Ironic has none)")
     if unused:
         raise HarnessError(f"ironic {args.action} --pike does not take {', '.join(unused)}")
 

@@ -5,12 +5,12 @@ come here:
 
 * :func:`run`: :data:`DRIVER_TESTS` (the contract tests, the end-to-end
   tests of Nova's ironic driver and the tests of the service itself) in a
-  Nova tree's Python 3 test venv, against Ironic 39.0.0
+  Nova tree's Python 3 test venv, against the Ironic of ``pins/ironic.txt``
   (:mod:`novaseries.ironic.service`, which the tests start themselves
   through ``service.shared()``);
 * :func:`run_pike`: :data:`PIKE_DRIVER_TESTS` (stable/pike's driver end to
-  end) in pike's Python 2.7 test venv, once per tree, against one Ironic
-  9.1.7 (:mod:`novaseries.ironic.pike`) started here
+  end) in pike's Python 2.7 test venv, once per tree, against one
+  pike-era Ironic (:mod:`novaseries.ironic.pike`) started here
   (:func:`novaseries.testrun.pike_driver_outcomes` prepares pike's trees
   and venv for it and counts its runs: ``driver-tests --pike`` and ci's
   step).
@@ -33,9 +33,9 @@ from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 LOG = logging.getLogger(__name__)
 
 _NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
-#: The driver tests against Ironic 39.0.0 (Python 3, Nova's test venv).
+#: The driver tests against the Ironic of ``pins/ironic.txt`` (Python 3, Nova's test venv).
 DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
-#: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
+#: stable/pike's driver tests against the pike-era Ironic (Python 2.7, pike's venv).
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
 
 

@@ -4,7 +4,7 @@ The scenario player (``play_real.RealScenarioTest``, in Nova's
 venv) binds ``ScenarioTest.ironic`` to a :class:`RealIronicBackend`
 instead of the fake Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
 the compute manager and the real ``IronicDriver``) then talks to a real
-Ironic 39.0.0 on 127.0.0.1 (started by the harness,
+Ironic (``pins/ironic.txt``) on 127.0.0.1 (started by the harness,
 ``novaseries.ironic.service``) through its own openstacksdk connection, built
 by ``nova.utils.get_sdk_adapter`` from ``[ironic] auth_type = none`` and
 ``endpoint_override``.

@@ -1,4 +1,5 @@
-"""A real Ironic 39.0.0 on 127.0.0.1 for a test run: start it, stop it cleanly.
+"""A real Ironic (the release of ``pins/ironic.txt``) on 127.0.0.1 for a
+test run: start it, stop it cleanly.
 
 The contract tests (:mod:`novaseries.nova_side.driver_tests`) compare the fake
 Ironic of the series (``nova.tests.fixtures.ironic.IronicFixture``) with

@@ -80,7 +80,7 @@ def pinned_ironic(name):
 
 
 def base_python(python=None):
-    """The interpreter to build the Ironic 39.0.0 venv from: ``python`` or
+    """The interpreter to build the venv of the Ironic of ``pins/ironic.txt`` from: ``python`` or
     ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
     as the Nova venvs find it (``novaseries.util.find_interpreter``: the
     running Python if it is that version, else pyenv's, else PATH's); the

@@ -1,6 +1,6 @@
 """The two backends of a main job run: the fake Ironic of the series
-(:class:`Fake`, ``run``) and a real Ironic 39.0.0 per tree (:class:`Real`,
-``run --ironic real``).
+(:class:`Fake`, ``run``) and a real Ironic (``pins/ironic.txt``) per tree
+(:class:`Real`, ``run --ironic real``).
 
 What differs between them, and only that: which scenarios they play, what
 they start per tree (a real Ironic, stopped when the run ends), which
@@ -119,7 +119,7 @@ class Fake:
 
 
 class Real:
-    """A real Ironic 39.0.0 on 127.0.0.1 per tree (``novaseries.
+    """A real Ironic (``pins/ironic.txt``) on 127.0.0.1 per tree (``novaseries.
     ironic.service``), started here and stopped with ``stack``; each tree's
     player binds the scenarios to its Ironic (``ironic/real_backend.py``).
     Results go to ``build/results/run/real/<runid>/``: each tree's

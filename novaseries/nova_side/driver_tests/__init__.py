@@ -1,5 +1,5 @@
 """The contract and end-to-end tests of Nova's ironic driver against a real
-Ironic (39.0.0); run inside Nova's test venv by ``novaseries ironic
+Ironic (the release of ``pins/ironic.txt``); run inside Nova's test venv by ``novaseries ironic
 driver-tests`` (:func:`novaseries.ironic.driver_runs.run`), never by the
 harness's own tests.
 

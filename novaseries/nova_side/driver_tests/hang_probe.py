@@ -4,7 +4,7 @@ Not a test module: ``novaseries ironic hang-probe``
 (:mod:`novaseries.ironic.hang_probe_run`) runs it as a script in Nova's test
 venv, with a Nova tree and the project on PYTHONPATH.
 
-It starts a real Ironic 39.0.0 on 127.0.0.1 (:mod:`novaseries.ironic.service`),
+It starts a real Ironic (``pins/ironic.txt``) on 127.0.0.1 (:mod:`novaseries.ironic.service`),
 enrols a node associated with an instance uuid, and puts the harness's API
 proxy (:mod:`novaseries.ironic.api_proxy`) in front of it.  Each read
 goes through the baremetal proxy that Nova's driver uses:
