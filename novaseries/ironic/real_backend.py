@@ -494,7 +494,6 @@ class RealIronicBackend(request_log.RequestRecorder):
                 node, n and n['provision_state']))
 
     def abort(self, node):
-        """``baremetal node abort`` (ironicclient sends microversion
-        1.110; openstacksdk stops at 1.109)."""
-        self._operator('abort', 'PUT', '/nodes/%s/states/provision' % node,
-                       {'target': 'abort'}, microversion='1.110')
+        """``baremetal node abort`` (:func:`~novaseries.ironic.rest.
+        abort_request`: above openstacksdk's microversion)."""
+        self._operator('abort', *rest.abort_request(node))

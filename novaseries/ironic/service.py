@@ -165,6 +165,13 @@ boot_delay = {boot_delay}
 """
 
 
+def fake_deploy_conf(delay):
+    """``extra_conf`` of :class:`RealIronic` (ini text) making each call of
+    the ``fake`` deploy interface take ``delay`` whole seconds
+    (``[fake] deploy_delay``)."""
+    return "[fake]\ndeploy_delay = %d\n" % delay
+
+
 # --------------------------------------------------------------------------
 # the service
 

@@ -24,7 +24,7 @@ from novaseries.util import HarnessError, say
 #: fake power and boot action, and each call of the ``fake`` deploy
 #: interface, takes ``real_backend.FAKE_DELAY`` seconds (why: there).
 REAL_FAKE_DELAYS = real_backend.FAKE_DELAY
-REAL_EXTRA_CONF = '[fake]\ndeploy_delay = %d\n' % real_backend.FAKE_DELAY
+REAL_EXTRA_CONF = service.fake_deploy_conf(real_backend.FAKE_DELAY)
 
 
 def real_scenarios(names=()):
