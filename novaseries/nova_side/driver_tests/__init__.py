@@ -17,7 +17,7 @@ package only so that the harness's wheel ships it.)
 * ``test_e2e.py``: Nova's ``IronicDriver`` end to end against the real one
   (the series' fix); ``test_e2e_nodeleak.py``: the node-leak change; what
   they share is in ``e2e.py`` (not a test module);
-* ``test_harness.py``: :mod:`novaseries.ironic.service` itself (errors,
+* ``test_ironic_service.py``: :mod:`novaseries.ironic.service` itself (errors,
   clean stop, no leftovers);
 * ``_guard.py``: skips instead of import errors outside ``driver-tests``.
 
