@@ -49,7 +49,7 @@ from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import default_build, pinned_venv
+from novaseries.ironic.venv import default_build, ironic_venv
 
 LOG = logging.getLogger(__name__)
 
@@ -160,14 +160,14 @@ def ensure_venv(build=None, root=None):
 
     Made by ``virtualenv`` (in the harness's environment, ``.[py27]``) from
     pyenv's 2.7, then ``pip install --no-deps -r pins/ironic-pike.txt``
-    (:func:`novaseries.ironic.venv.pinned_venv`); reused while the sha256
+    (:func:`novaseries.ironic.venv.ironic_venv`); reused while the sha256
     of the pins and the interpreter's identity are unchanged.
 
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
     build = pathlib.Path(build or default_build())
-    return pinned_venv(
+    return ironic_venv(
         venv_dir(build), lambda: util.find_interpreter("python2.7"),
         venv_mod.pins_file(VENV_NAME, root),
         VENV_RECIPE, ["--no-deps"],

@@ -44,7 +44,7 @@ import time
 
 from novaseries import procs, util
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import base_python, default_build, pinned_venv
+from novaseries.ironic.venv import base_python, default_build, ironic_venv
 
 LOG = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ VENV_RECIPE = "2"
 
 def ensure_venv(build=None, root=None, python=None, log=None):
     """Create or reuse the Ironic virtualenv from ``pins/ironic.txt``
-    (:func:`novaseries.ironic.venv.pinned_venv`; reused while the sha256 of
+    (:func:`novaseries.ironic.venv.ironic_venv`; reused while the sha256 of
     the pins and the interpreter's identity are unchanged).
 
     :param python: the interpreter (default
@@ -91,7 +91,7 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    return pinned_venv(venv_dir(build), lambda: base_python(python),
+    return ironic_venv(venv_dir(build), lambda: base_python(python),
                        venv_mod.pins_file(VENV_NAME, root),
                        VENV_RECIPE, [],
                        util.results_dir(build or default_build(), venv_mod.RESULTS) /

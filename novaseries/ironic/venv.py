@@ -5,7 +5,7 @@ frozen requirement set in ``pins/`` (:func:`novaseries.ironic.service.ensure_ven
 ``pins/ironic.txt`` under :data:`novaseries.util.TOOLS_PYTHON`;
 :func:`novaseries.ironic.pike.ensure_venv`: ``pins/ironic-pike.txt`` under
 Python 2.7); each release is the one its pins name
-(:func:`pinned_ironic`).  Both go through :func:`pinned_venv`, which
+(:func:`pinned_ironic`).  Both go through :func:`ironic_venv`, which
 builds the venv with :func:`novaseries.util.pinned_venv` (locked, reused
 while the pins, the recipe and the interpreter are unchanged).  The project
 checkout is :func:`novaseries.util.project_root`'s.
@@ -97,7 +97,7 @@ def base_python(python=None):
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
-def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
+def ironic_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
     """An Ironic venv: :func:`novaseries.util.pinned_venv` (``pip install -q
     <pip_args> -r <pins>``) from ``python()``, its errors as
     ``RealIronicError``.
