@@ -162,7 +162,7 @@ class RealIronicBackend(request_log.RequestRecorder):
                 self._teardowns[instance.uuid] += 1
                 node = self._instance_node.get(instance.uuid)
                 if node:
-                    self._polls[(node, 'teardown')] = 0
+                    self._polls[(node, request_log.TEARDOWN_LOOP)] = 0
             try:
                 return real_teardown_wait(drv, instance, *args, **kwargs)
             finally:
