@@ -71,8 +71,9 @@ class Context:
         return venv_dir(self.build, target)
 
     def results(self, target):
-        """Where test logs and subunit streams go: ``build/results/<target>``."""
-        return self.build / "results" / target
+        """Where test logs and subunit streams go: ``build/results/<target>``
+        (:func:`results_dir`)."""
+        return results_dir(self.build, target)
 
 
 #: The directory that holds the ``novaseries`` package: what harness code
@@ -275,6 +276,12 @@ def build_dir(root, build=None):
     else ``<root>/build`` (``root``: the project checkout)."""
     return pathlib.Path(build or os.environ.get("NOVASERIES_BUILD")
                         or pathlib.Path(root) / "build")
+
+
+def results_dir(build, name):
+    """The results folder ``name`` (logs, subunit streams):
+    ``<build>/results/<name>``."""
+    return pathlib.Path(build) / "results" / name
 
 
 def venv_dir(build, name):

@@ -418,6 +418,8 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
         self.assertIn("ironic driver-tests --pike does not take --tree, --expect",
                       self._refused("ironic", "driver-tests", "--pike", "--tree", "t",
                                     "--expect", "bug"))
+        self.assertIn("ironic driver-tests --pike does not take --nova-venv",
+                      self._refused("ironic", "driver-tests", "--pike", "--nova-venv", "v"))
         self.assertIn("invalid choice: 'bogus'", self._refused("ironic", "bogus", code=2))
         self.assertIn("invalid choice: 'maybe'",
                       self._refused("ironic", "driver-tests", "--expect", "maybe", code=2))

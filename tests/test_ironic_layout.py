@@ -77,7 +77,7 @@ class LayoutTest(unittest.TestCase):
                 [sys.executable, "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests],
                 cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn("test_harness.TestErrors.test_only_loopback", proc.stderr)
+        self.assertIn("test_ironic_service.TestErrors.test_only_loopback", proc.stderr)
         self.assertIn("test_e2e", proc.stderr)  # skipped as a module, not an error
         self.assertNotIn("pike", proc.stderr.lower())
         self.assertNotIn("ERROR", proc.stderr)

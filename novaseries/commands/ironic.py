@@ -1,15 +1,17 @@
 """``novaseries ironic ACTION``: the real Ironics of the tests, by hand::
 
-    novaseries ironic install [--pike]        # build/venvs/ironic (39.0.0) or ironic-pike (9.1.7)
+    novaseries ironic install [--pike]        # build/venvs/ironic (pins/ironic.txt) or
+                                              # ironic-pike (pins/ironic-pike.txt)
     novaseries ironic start [--pike] [--port P] [--fake-delays N]
                                               # start one, print its URLs, stop on Enter/SIGTERM
     novaseries ironic sweep                   # kill what killed test runs left behind
     novaseries ironic driver-tests [--tree T] [--nova-venv V] [-k PATTERN]
                                    [--expect auto|fixed|bug] [--mode MODE]
-                                              # Nova's ironic driver against Ironic 39.0.0:
+                                              # Nova's ironic driver against the Ironic of
+                                              # pins/ironic.txt:
                                               # contract + end-to-end tests
                                               # (novaseries/nova_side/driver_tests)
-    novaseries ironic driver-tests --pike     # pike's driver against Ironic 9.1.7, on the
+    novaseries ironic driver-tests --pike     # pike's driver against the pike-era Ironic, on the
                                               # unpatched and the patched pike tree
     novaseries ironic hang-probe [--tree T] [--nova-venv V] [--mode MODE] [--timeout T]
                                  [--retries N] [--unset-for S]
@@ -37,7 +39,7 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_runs, hang_probe_run, pike, service
+from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_dirs
 from novaseries import modes as modes_mod, targets as targets_mod, testrun, venvs
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -45,12 +47,10 @@ from novaseries.util import HarnessError, say
 HELP = ("the real Ironics of the tests: install, start, sweep, driver-tests, hang-probe "
         "(see doc/real-ironic.rst)")
 
-#: driver-tests' options that ``driver-tests --pike`` does not take (dest -> flag).
-_NOT_PIKE = {"tree": "--tree", "nova_venv": "--nova-venv", "pattern": "-k",
-             "expect": "--expect", "mode": "--mode"}
-#: The ``args`` attribute holding driver-tests' defaults of :data:`_NOT_PIKE`
-#: (what ``--pike`` compares them with).
-_DEFAULTS = "not_pike_defaults"
+#: The ``args`` attribute holding driver-tests' options that ``driver-tests
+#: --pike`` does not take, as ``{dest: (flag, default)}`` (``--pike``
+#: refuses a value other than the default).
+_NOT_PIKE = "not_pike_options"
 #: The default Nova tree and venv of driver-tests and hang-probe.
 _TREE_DEFAULT = (f"(default: $REALIRONIC_NOVA_TREE, else the tree of target "
                  f"{targets_mod.DEFAULT_TARGET}'s packaged stack, which ci's real-Ironic "
@@ -82,14 +82,16 @@ def add_arguments(parser, ctx):
                            "novaseries/nova_side/driver_tests) in Nova's venv against a "
                            "real Ironic")
     _pike(tests)
-    tests.add_argument("--tree", help="a Nova tree with the series " + _TREE_DEFAULT)
-    tests.add_argument("--nova-venv", help=_VENV_HELP)
-    tests.add_argument("-k", dest="pattern", help="only tests matching this")
-    tests.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
-                       help="what spawn() must raise in the end-to-end tests "
-                       "(default: detected from the tree)")
-    _mode(tests, ctx)
-    tests.set_defaults(**{_DEFAULTS: {dest: tests.get_default(dest) for dest in _NOT_PIKE}})
+    not_pike = [
+        tests.add_argument("--tree", help="a Nova tree with the series " + _TREE_DEFAULT),
+        tests.add_argument("--nova-venv", help=_VENV_HELP),
+        tests.add_argument("-k", dest="pattern", help="only tests matching this"),
+        tests.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
+                           help="what spawn() must raise in the end-to-end tests "
+                           "(default: detected from the tree)"),
+        _mode(tests, ctx)]
+    tests.set_defaults(**{_NOT_PIKE: {a.dest: (a.option_strings[0], a.default)
+                                      for a in not_pike}})
     probe = sub.add_parser("hang-probe", help="a read of Nova's ironic driver against a "
                            "real Ironic behind a proxy that never answers, with [ironic] "
                            "timeout set and unset (doc/operators.rst)")
@@ -115,12 +117,14 @@ def _seconds(text):
 
 
 def _mode(parser, ctx):
+    """Add ``--mode`` to ``parser``; return its argparse action."""
     modes = modes_mod.load_modes(ctx)
     default = next(iter(modes_mod.default_modes(ctx)), None)
-    parser.add_argument("--mode", choices=common.mode_names(ctx), default=default,
-                        help="Nova's concurrency mode (targets.toml [modes]; "
-                        f"default {default}: {modes[default].description})"
-                        if default else "Nova's concurrency mode (targets.toml [modes])")
+    return parser.add_argument(
+        "--mode", choices=common.mode_names(ctx), default=default,
+        help="Nova's concurrency mode (targets.toml [modes]; "
+        f"default {default}: {modes[default].description})"
+        if default else "Nova's concurrency mode (targets.toml [modes])")
 
 
 def _refuse_pike_options(args):
@@ -129,11 +133,10 @@ def _refuse_pike_options(args):
         return
     unused = []
     if args.action == "driver-tests":
-        defaults = getattr(args, _DEFAULTS)
-        unused = [flag for dest, flag in _NOT_PIKE.items()
-                  if getattr(args, dest) != defaults[dest]]
+        unused = [flag for dest, (flag, default) in getattr(args, _NOT_PIKE).items()
+                  if getattr(args, dest) != default]
     if args.action == "start" and args.fake_delays:
-        unused.append("--fake-delays (Ironic 9.1 has none)")
+        unused.append("--fake-delays (the pike-era Ironic has none)")
     if unused:
         raise HarnessError(f"ironic {args.action} --pike does not take {', '.join(unused)}")
 
@@ -148,11 +151,11 @@ def _install(ctx, args):
 def _start(ctx, args):
     if args.pike:
         ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
-                                 ctx.build / "realironic", port=args.port,
+                                 ironic_dirs.workdir(ctx.build), port=args.port,
                                  log=say)
     else:
         ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
-                                    ctx.build / "realironic", port=args.port,
+                                    ironic_dirs.workdir(ctx.build), port=args.port,
                                     fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
@@ -168,7 +171,7 @@ def _start(ctx, args):
 
 
 def _sweep(ctx, args):
-    n = service.sweep(ctx.build / "realironic", log=say)
+    n = service.sweep(ironic_dirs.workdir(ctx.build), log=say)
     print(f"{n} leftover process group(s) killed")
     return 0
 

@@ -1,9 +1,9 @@
 """Every piece of the harness about a real Ironic.
 
-* :mod:`~novaseries.ironic.service`: a real Ironic 39.0.0 on 127.0.0.1
+* :mod:`~novaseries.ironic.service`: the Ironic of ``pins/ironic.txt`` on 127.0.0.1
   (:class:`~novaseries.ironic.service.RealIronic`, ``shared()``,
   ``sweep()``, ``RealIronicError``, its venv);
-* :mod:`~novaseries.ironic.pike`: the pike-era Ironic 9.1.7 (Python 2.7,
+* :mod:`~novaseries.ironic.pike`: the pike-era Ironic (Python 2.7,
   RabbitMQ) and its fake Neutron, for stable/pike;
 * :mod:`~novaseries.ironic.venv`: where their files live and how their
   pinned venvs are built (the lowest module here);

@@ -5,12 +5,12 @@ come here:
 
 * :func:`run`: :data:`DRIVER_TESTS` (the contract tests, the end-to-end
   tests of Nova's ironic driver and the tests of the service itself) in a
-  Nova tree's Python 3 test venv, against Ironic 39.0.0
+  Nova tree's Python 3 test venv, against the Ironic of ``pins/ironic.txt``
   (:mod:`novaseries.ironic.service`, which the tests start themselves
   through ``service.shared()``);
 * :func:`run_pike`: :data:`PIKE_DRIVER_TESTS` (stable/pike's driver end to
-  end) in pike's Python 2.7 test venv, once per tree, against one Ironic
-  9.1.7 (:mod:`novaseries.ironic.pike`) started here
+  end) in pike's Python 2.7 test venv, once per tree, against one
+  pike-era Ironic (:mod:`novaseries.ironic.pike`) started here
   (:func:`novaseries.testrun.pike_driver_outcomes` prepares pike's trees
   and venv for it and counts its runs: ``driver-tests --pike`` and ci's
   step).
@@ -28,17 +28,15 @@ import time
 
 from novaseries import util
 from novaseries.ironic import pike, service
-from novaseries.ironic.venv import default_build
+from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
 
 _NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
-#: The driver tests against Ironic 39.0.0 (Python 3, Nova's test venv).
+#: The driver tests against the Ironic of ``pins/ironic.txt`` (Python 3, Nova's test venv).
 DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
-#: stable/pike's driver tests against Ironic 9.1.7 (Python 2.7, pike's venv).
+#: stable/pike's driver tests against the pike-era Ironic (Python 2.7, pike's venv).
 PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
-#: The folder of :func:`run_pike`'s logs: ``build/results/<this>``.
-PIKE_RESULTS = "pike-realironic"
 
 
 def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
@@ -121,7 +119,7 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         the tree of each run.
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes
-        (default ``build/results/``:data:`PIKE_RESULTS`).
+        (default ``build/results/``:data:`~novaseries.ironic.venv.PIKE_RESULTS`).
     :param root: the project checkout (``pins/``); default
         :func:`novaseries.util.project_root`.
     :returns: ``[(label, returncode, log path)]``.
@@ -129,13 +127,13 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         could not be set up or started.
     """
     build = pathlib.Path(build or default_build())
-    log_dir = pathlib.Path(log_dir or build / "results" / PIKE_RESULTS)
+    log_dir = pathlib.Path(log_dir or util.results_dir(build, PIKE_RESULTS))
     log_dir.mkdir(parents=True, exist_ok=True)
     venv = pike.ensure_venv(build, root)
     python = pathlib.Path(nova_venv) / "bin" / "python"
     tests = str(PIKE_DRIVER_TESTS)
     results = []
-    with pike.PikeIronic(venv, build / "realironic") as ironic:
+    with pike.PikeIronic(venv, workdir(build)) as ironic:
         for label, tree, expect in runs:
             env = dict(test_env)
             env.update({

@@ -4,7 +4,7 @@ connection and never answers does to a read of Nova's ironic driver, with
 
 Runs ``nova_side/driver_tests/hang_probe.py`` as a script in Nova's test venv (the
 environment of :func:`novaseries.ironic.driver_runs.nova_venv_env`): it
-starts its own Ironic 39.0.0 and the harness's API proxy in ``'hang'``
+starts its own Ironic (``pins/ironic.txt``) and the harness's API proxy in ``'hang'``
 mode, and prints what it measured (``hang-probe: ...`` lines).  See
 ``doc/real-ironic.rst``.
 """

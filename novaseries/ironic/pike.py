@@ -1,9 +1,10 @@
-"""The pike-era Ironic (9.1.7) on 127.0.0.1, for stable/pike's end-to-end tests.
+"""The pike-era Ironic (``pins/ironic-pike.txt``) on 127.0.0.1, for stable/pike's
+end-to-end tests.
 
 nova 16.1.8's ironic driver (python-ironicclient 1.17, Python 2.7) is
 tested against the Ironic of its own release series
 (:mod:`novaseries.nova_side.pike_driver_tests`, doc/real-ironic.rst), not only
-against 39.0.0: Ironic 9.x differs
+against the Ironic of ``pins/ironic.txt``: Ironic 9.x differs
 where pike's driver relies on it (it does not detach VIFs when it tears a
 node down, 10.1.3/11.0.0 do; its API stops at microversion 1.34).
 
@@ -13,9 +14,9 @@ stop rules as :class:`novaseries.ironic.service.RealIronic`, whose process
 handling it reuses):
 
 * the image server (``python -m http.server``; the image's md5 is what
-  Ironic 9.1 checks, :attr:`image_md5`);
+  the pike-era Ironic checks, :attr:`image_md5`);
 * ``epmd`` and ``rabbitmq-server`` (Debian's package; ``.ci/run`` installs
-  it): Ironic 9.1 has no JSON-RPC and no all-in-one process, so its API and
+  it): the pike-era Ironic has no JSON-RPC and no all-in-one process, so its API and
   conductor talk through a message bus;
 * a fake Neutron (a thread of this process, :class:`FakeNeutron`): the
   ``flat`` network interface, which keeps VIF attachments in the ports'
@@ -48,7 +49,7 @@ from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import default_build, pinned_venv
+from novaseries.ironic.venv import default_build, ironic_venv
 
 LOG = logging.getLogger(__name__)
 
@@ -155,26 +156,27 @@ def _tool_path():
 
 
 def ensure_venv(build=None, root=None):
-    """Create or reuse the Python 2.7 venv of Ironic 9.1.7.
+    """Create or reuse the Python 2.7 venv of the pike-era Ironic.
 
     Made by ``virtualenv`` (in the harness's environment, ``.[py27]``) from
     pyenv's 2.7, then ``pip install --no-deps -r pins/ironic-pike.txt``
-    (:func:`novaseries.ironic.venv.pinned_venv`); reused while the sha256
+    (:func:`novaseries.ironic.venv.ironic_venv`); reused while the sha256
     of the pins and the interpreter's identity are unchanged.
 
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
     build = pathlib.Path(build or default_build())
-    return pinned_venv(
+    return ironic_venv(
         venv_dir(build), lambda: util.find_interpreter("python2.7"),
         venv_mod.pins_file(VENV_NAME, root),
-        VENV_RECIPE, ["--no-deps"], build / "results" / "pike-realironic" / "venv-install.log",
+        VENV_RECIPE, ["--no-deps"],
+        util.results_dir(build, venv_mod.PIKE_RESULTS) / "venv-install.log",
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 
 class FakeNeutron:
-    """The few Neutron calls Ironic 9.1's ``flat`` network interface makes.
+    """The few Neutron calls the pike-era Ironic's ``flat`` network interface makes.
 
     * ``GET /v2.0/networks?id=<uuid>`` (the cleaning network's validation):
       that network;
@@ -287,10 +289,10 @@ def api_port(host="127.0.0.1", free_port=procs.free_port):
 
 
 class PikeIronic(service.RealIronic):
-    """Ironic 9.1.7 (API + conductor over RabbitMQ) on 127.0.0.1.
+    """The pike-era Ironic (API + conductor over RabbitMQ) on 127.0.0.1.
 
     Takes :class:`~novaseries.ironic.service.RealIronic`'s arguments (but for
-    ``fake_delays``: Ironic 9.1 has no fake delays, its deploy reaches
+    ``fake_delays``: the pike-era Ironic has no fake delays, its deploy reaches
     ``wait call-back`` and its tear-down ``available`` in about 0.1 s).
 
     Attributes after :meth:`start`, as RealIronic's plus ``image_md5``,

@@ -4,7 +4,7 @@ The scenario player (``play_real.RealScenarioTest``, in Nova's
 venv) binds ``ScenarioTest.ironic`` to a :class:`RealIronicBackend`
 instead of the fake Ironic fixture: Nova's whole stack (API, conductor, scheduler, placement,
 the compute manager and the real ``IronicDriver``) then talks to a real
-Ironic 39.0.0 on 127.0.0.1 (started by the harness,
+Ironic (``pins/ironic.txt``) on 127.0.0.1 (started by the harness,
 ``novaseries.ironic.service``) through its own openstacksdk connection, built
 by ``nova.utils.get_sdk_adapter`` from ``[ironic] auth_type = none`` and
 ``endpoint_override``.
@@ -162,7 +162,7 @@ class RealIronicBackend(request_log.RequestRecorder):
                 self._teardowns[instance.uuid] += 1
                 node = self._instance_node.get(instance.uuid)
                 if node:
-                    self._polls[(node, 'teardown')] = 0
+                    self._polls[(node, request_log.TEARDOWN_LOOP)] = 0
             try:
                 return real_teardown_wait(drv, instance, *args, **kwargs)
             finally:
@@ -494,7 +494,6 @@ class RealIronicBackend(request_log.RequestRecorder):
                 node, n and n['provision_state']))
 
     def abort(self, node):
-        """``baremetal node abort`` (ironicclient sends microversion
-        1.110; openstacksdk stops at 1.109)."""
-        self._operator('abort', 'PUT', '/nodes/%s/states/provision' % node,
-                       {'target': 'abort'}, microversion='1.110')
+        """``baremetal node abort`` (:func:`~novaseries.ironic.rest.
+        abort_request`: above openstacksdk's microversion)."""
+        self._operator('abort', *rest.abort_request(node))

@@ -20,10 +20,15 @@ import traceback
 import urllib.parse
 
 from novaseries.ironic import rest
+from novaseries.scenarios.scenario import STEP_LOOPS
 
 #: One driver call, as the fixture logs it: openstacksdk proxy method name,
 #: node id (None when the request names none).
 Call = collections.namedtuple('Call', 'method node')
+
+#: The loop of the driver's wait for the tear-down, whose polls are counted
+#: apart from the deploy's: the loop a scenario step may name.
+(TEARDOWN_LOOP,) = STEP_LOOPS
 
 #: Seconds the observer waits between two reads of every node.
 WATCH_INTERVAL = 0.25
@@ -228,7 +233,7 @@ class RequestRecorder:
         if getattr(self._loop, 'deploy', None) == instance:
             loop = 'deploy'
         elif self._teardowns[instance]:
-            loop = 'teardown'
+            loop = TEARDOWN_LOOP
         else:
             return []
         rec['loop'] = loop

@@ -18,6 +18,16 @@ from novaseries.ironic.service import RealIronicError
 #: The microversion the client sends unless told otherwise: what
 #: openstacksdk 4.22 caps the baremetal Node resource at.
 MICROVERSION = "1.109"
+#: The microversion ``baremetal node abort`` (ironicclient) sends: aborting
+#: a node in ``wait call-back`` needs it, above :data:`MICROVERSION`.
+ABORT_MICROVERSION = "1.110"
+
+
+def abort_request(node):
+    """``baremetal node abort`` of ``node`` as ironicclient sends it:
+    ``(method, path, body, microversion)``."""
+    return ("PUT", f"/nodes/{node}/states/provision", {"target": "abort"},
+            ABORT_MICROVERSION)
 
 
 class Client:

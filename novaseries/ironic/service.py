@@ -1,4 +1,5 @@
-"""A real Ironic 39.0.0 on 127.0.0.1 for a test run: start it, stop it cleanly.
+"""A real Ironic (the release of ``pins/ironic.txt``) on 127.0.0.1 for a
+test run: start it, stop it cleanly.
 
 The contract tests (:mod:`novaseries.nova_side.driver_tests`) compare the fake
 Ironic of the series (``nova.tests.fixtures.ironic.IronicFixture``) with
@@ -43,7 +44,7 @@ import time
 
 from novaseries import procs, util
 from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import base_python, default_build, pinned_venv
+from novaseries.ironic.venv import base_python, default_build, ironic_venv
 
 LOG = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ VENV_RECIPE = "2"
 
 def ensure_venv(build=None, root=None, python=None, log=None):
     """Create or reuse the Ironic virtualenv from ``pins/ironic.txt``
-    (:func:`novaseries.ironic.venv.pinned_venv`; reused while the sha256 of
+    (:func:`novaseries.ironic.venv.ironic_venv`; reused while the sha256 of
     the pins and the interpreter's identity are unchanged).
 
     :param python: the interpreter (default
@@ -90,10 +91,10 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    return pinned_venv(venv_dir(build), lambda: base_python(python),
+    return ironic_venv(venv_dir(build), lambda: base_python(python),
                        venv_mod.pins_file(VENV_NAME, root),
                        VENV_RECIPE, [],
-                       pathlib.Path(build or default_build()) / "results" / "realironic" /
+                       util.results_dir(build or default_build(), venv_mod.RESULTS) /
                        "venv-install.log", f"ironic {IRONIC_VERSION} venv")
 
 
@@ -164,6 +165,13 @@ boot_delay = {boot_delay}
 """
 
 
+def fake_deploy_conf(delay):
+    """``extra_conf`` of :class:`RealIronic` (ini text) making each call of
+    the ``fake`` deploy interface take ``delay`` whole seconds
+    (``[fake] deploy_delay``)."""
+    return "[fake]\ndeploy_delay = %d\n" % delay
+
+
 # --------------------------------------------------------------------------
 # the service
 
@@ -198,7 +206,7 @@ class RealIronic:
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         procs.check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
-        self.workdir = pathlib.Path(workdir or default_build() / "realironic")
+        self.workdir = pathlib.Path(workdir or venv_mod.workdir())
         self.host = host
         self.port = port
         self.image_port = image_port
@@ -433,7 +441,7 @@ _ACTIVE = set()
 def sweep(workdir=None, log=None):
     """:func:`novaseries.procs.sweep` of ``build/realironic`` (default),
     sparing this process's running instances."""
-    return procs.sweep(workdir or default_build() / "realironic", active=_ACTIVE,
+    return procs.sweep(workdir or venv_mod.workdir(), active=_ACTIVE,
                        log=log or LOG.warning)
 
 

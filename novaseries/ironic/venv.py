@@ -5,7 +5,7 @@ frozen requirement set in ``pins/`` (:func:`novaseries.ironic.service.ensure_ven
 ``pins/ironic.txt`` under :data:`novaseries.util.TOOLS_PYTHON`;
 :func:`novaseries.ironic.pike.ensure_venv`: ``pins/ironic-pike.txt`` under
 Python 2.7); each release is the one its pins name
-(:func:`pinned_ironic`).  Both go through :func:`pinned_venv`, which
+(:func:`pinned_ironic`).  Both go through :func:`ironic_venv`, which
 builds the venv with :func:`novaseries.util.pinned_venv` (locked, reused
 while the pins, the recipe and the interpreter are unchanged).  The project
 checkout is :func:`novaseries.util.project_root`'s.
@@ -22,6 +22,12 @@ import re
 import shutil
 
 from novaseries import procs, util
+
+#: The results folder (:func:`novaseries.util.results_dir`) of the Ironic of
+#: ``pins/ironic.txt`` (its venv's install log).
+RESULTS = "realironic"
+#: The results folder of the pike-era Ironic and of pike's driver tests.
+PIKE_RESULTS = "pike-realironic"
 
 
 def pinned_version(pins, name):
@@ -50,6 +56,12 @@ def default_build():
     return util.build_dir(util.project_root())
 
 
+def workdir(build=None):
+    """The parent of both Ironics' run directories:
+    ``<build>/realironic`` (``build`` default :func:`default_build`)."""
+    return pathlib.Path(build or default_build()) / "realironic"
+
+
 def pins_file(name, root=None):
     """The pins of the Ironic venv ``name``
     (:func:`novaseries.util.pins_file` of ``root``, default
@@ -68,7 +80,7 @@ def pinned_ironic(name):
 
 
 def base_python(python=None):
-    """The interpreter to build the Ironic 39.0.0 venv from: ``python`` or
+    """The interpreter to build the venv of the Ironic of ``pins/ironic.txt`` from: ``python`` or
     ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
     as the Nova venvs find it (``novaseries.util.find_interpreter``: the
     running Python if it is that version, else pyenv's, else PATH's); the
@@ -85,7 +97,7 @@ def base_python(python=None):
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
-def pinned_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
+def ironic_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
     """An Ironic venv: :func:`novaseries.util.pinned_venv` (``pip install -q
     <pip_args> -r <pins>``) from ``python()``, its errors as
     ``RealIronicError``.

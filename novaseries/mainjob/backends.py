@@ -1,6 +1,6 @@
 """The two backends of a main job run: the fake Ironic of the series
-(:class:`Fake`, ``run``) and a real Ironic 39.0.0 per tree (:class:`Real`,
-``run --ironic real``).
+(:class:`Fake`, ``run``) and a real Ironic (``pins/ironic.txt``) per tree
+(:class:`Real`, ``run --ironic real``).
 
 What differs between them, and only that: which scenarios they play, what
 they start per tree (a real Ironic, stopped when the run ends), which
@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service
+from novaseries.ironic import real_backend, service, venv as ironic_dirs
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -24,7 +24,7 @@ from novaseries.util import HarnessError, say
 #: fake power and boot action, and each call of the ``fake`` deploy
 #: interface, takes ``real_backend.FAKE_DELAY`` seconds (why: there).
 REAL_FAKE_DELAYS = real_backend.FAKE_DELAY
-REAL_EXTRA_CONF = '[fake]\ndeploy_delay = %d\n' % real_backend.FAKE_DELAY
+REAL_EXTRA_CONF = service.fake_deploy_conf(real_backend.FAKE_DELAY)
 
 
 def real_scenarios(names=()):
@@ -119,7 +119,7 @@ class Fake:
 
 
 class Real:
-    """A real Ironic 39.0.0 on 127.0.0.1 per tree (``novaseries.
+    """A real Ironic (``pins/ironic.txt``) on 127.0.0.1 per tree (``novaseries.
     ironic.service``), started here and stopped with ``stack``; each tree's
     player binds the scenarios to its Ironic (``ironic/real_backend.py``).
     Results go to ``build/results/run/real/<runid>/``: each tree's
@@ -144,7 +144,7 @@ class Real:
         self.ironics = {}
         for label in trees:
             ironic = service.RealIronic(
-                venv=ironic_venv, workdir=ctx.build / 'realironic',
+                venv=ironic_venv, workdir=ironic_dirs.workdir(ctx.build),
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,

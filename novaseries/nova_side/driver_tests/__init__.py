@@ -1,5 +1,5 @@
 """The contract and end-to-end tests of Nova's ironic driver against a real
-Ironic (39.0.0); run inside Nova's test venv by ``novaseries ironic
+Ironic (the release of ``pins/ironic.txt``); run inside Nova's test venv by ``novaseries ironic
 driver-tests`` (:func:`novaseries.ironic.driver_runs.run`), never by the
 harness's own tests.
 
@@ -17,7 +17,7 @@ package only so that the harness's wheel ships it.)
 * ``test_e2e.py``: Nova's ``IronicDriver`` end to end against the real one
   (the series' fix); ``test_e2e_nodeleak.py``: the node-leak change; what
   they share is in ``e2e.py`` (not a test module);
-* ``test_harness.py``: :mod:`novaseries.ironic.service` itself (errors,
+* ``test_ironic_service.py``: :mod:`novaseries.ironic.service` itself (errors,
   clean stop, no leftovers);
 * ``_guard.py``: skips instead of import errors outside ``driver-tests``.
 

@@ -39,7 +39,7 @@ def ironic():
     """The test run's real Ironic (started once per process)."""
     return service.shared(
         fake_delays=FAKE_DELAYS,
-        extra_conf='[fake]\ndeploy_delay = %d\n' % FAKE_DEPLOY_DELAY)
+        extra_conf=service.fake_deploy_conf(FAKE_DEPLOY_DELAY))
 
 
 class RealIronicFixture(fixtures.Fixture):
@@ -115,6 +115,31 @@ def nova_proxy(url, record=None):
     return proxy
 
 
+def actions(real):
+    """The operator actions the steps of ``contract_scenarios.SCENARIOS``
+    name (``real`` False: without the ``real_only`` steps, which the fake
+    skips)."""
+    kinds = (contract_scenarios.Act, contract_scenarios.Refuse)
+    return {step.action for scn in contract_scenarios.SCENARIOS
+            for step in scn.steps if isinstance(step, kinds)
+            and (real or not getattr(step, 'real_only', False))}
+
+
+def check_backend(cls):
+    """``cls.ACTIONS`` has exactly the actions the scenarios' steps name on
+    such a backend (:func:`actions` of ``cls.real``), each a method of
+    ``cls``.
+
+    :raises RuntimeError: they do not match (the backend cannot play the
+        scenarios).
+    """
+    wrong = sorted(set(cls.ACTIONS) ^ actions(cls.real)) + sorted(
+        m for m in cls.ACTIONS.values() if not callable(getattr(cls, m, None)))
+    if wrong:
+        raise RuntimeError('%s does not match the contract scenarios: %s'
+                           % (cls.__name__, ', '.join(wrong)))
+
+
 class RealBackend(contract_scenarios.Backend):
     name = 'real Ironic'
     real = True
@@ -141,29 +166,40 @@ class RealBackend(contract_scenarios.Backend):
                 {'image_os_hash_algo': 'sha256',
                  'image_os_hash_value': self.service.image_sha256})
 
-    def operator(self, action, node):
-        proxy = self.operator_proxy
-        if action == 'driver_clear_instance':
-            # IronicDriver._remove_instance_info_from_node(), through Nova's
-            # connection
-            self.proxy.update_node(node, instance_id=None, instance_info={})
-        elif action == 'undeploy':
-            proxy.set_node_provision_state(node, 'deleted')
-        elif action == 'delete':
-            proxy.delete_node(node, ignore_missing=False)
-        elif action == 'maintenance':
-            proxy.set_node_maintenance(node, reason='contract test')
-        elif action == 'abort_sdk':
-            proxy.set_node_provision_state(node, 'abort')
-        elif action == 'abort':
-            # what `openstack baremetal node abort` (ironicclient, 1.115)
-            # sends: the SDK cannot go above 1.109.
-            resp = proxy.put('/nodes/%s/states/provision' % node,
-                             json={'target': 'abort'}, microversion='1.110',
-                             raise_exc=False)
-            sdk_exc.raise_from_response(resp)
-        else:
-            raise ValueError(action)
+    ACTIONS = {
+        'driver_clear_instance': 'driver_clear_instance',
+        'undeploy': 'undeploy',
+        'delete': 'delete',
+        'maintenance': 'maintenance',
+        'abort_sdk': 'abort_sdk',
+        'abort': 'abort',
+    }
+
+    def driver_clear_instance(self, node):
+        # IronicDriver._remove_instance_info_from_node(), through Nova's
+        # connection
+        self.proxy.update_node(node, instance_id=None, instance_info={})
+
+    def undeploy(self, node):
+        self.operator_proxy.set_node_provision_state(node, 'deleted')
+
+    def delete(self, node):
+        self.operator_proxy.delete_node(node, ignore_missing=False)
+
+    def maintenance(self, node):
+        self.operator_proxy.set_node_maintenance(node, reason='contract test')
+
+    def abort_sdk(self, node):
+        self.operator_proxy.set_node_provision_state(node, 'abort')
+
+    def abort(self, node):
+        # what `openstack baremetal node abort` (ironicclient) sends: the
+        # SDK cannot go above its microversion.
+        method, path, body, version = rest.abort_request(node)
+        resp = self.operator_proxy.request(path, method, json=body,
+                                           microversion=version,
+                                           raise_exc=False)
+        sdk_exc.raise_from_response(resp)
 
     def pause(self):
         time.sleep(0.02)
@@ -223,17 +259,29 @@ class FakeBackend(contract_scenarios.Backend):
         with self.fixture._polling('deploy', instance):
             return super().poll(node, instance)
 
-    def operator(self, action, node):
-        fx = self.fixture
-        if action == 'driver_clear_instance':
-            self.proxy.update_node(node, instance_id=None, instance_info={})
-        elif action == 'undeploy':
-            fx.undeploy(node)
-        elif action == 'delete':
-            fx.delete_node(node)
-        elif action == 'maintenance':
-            fx.set_maintenance(node, reason='contract test')
-        elif action == 'abort':
-            fx.abort(node)
-        else:
-            raise ValueError(action)
+    ACTIONS = {
+        'driver_clear_instance': 'driver_clear_instance',
+        'undeploy': 'undeploy',
+        'delete': 'delete',
+        'maintenance': 'maintenance',
+        'abort': 'abort',
+    }
+
+    def driver_clear_instance(self, node):
+        self.proxy.update_node(node, instance_id=None, instance_info={})
+
+    def undeploy(self, node):
+        self.fixture.undeploy(node)
+
+    def delete(self, node):
+        self.fixture.delete_node(node)
+
+    def maintenance(self, node):
+        self.fixture.set_maintenance(node, reason='contract test')
+
+    def abort(self, node):
+        self.fixture.abort(node)
+
+
+check_backend(RealBackend)
+check_backend(FakeBackend)

@@ -226,6 +226,9 @@ class Backend:
     proxy = None
     #: a real Ironic (False: the fake, which skips ``real_only`` steps)
     real = False
+    #: the operator actions of the steps -> the name of the method doing
+    #: one (``method(node)``; ``contract_backends.check_backend``)
+    ACTIONS = {}
     #: max polls for one PollUntil step
     max_polls = 60
 
@@ -244,7 +247,13 @@ class Backend:
         return poll(self.proxy, node, instance)
 
     def operator(self, action, node):
-        raise NotImplementedError
+        """Do the operator action ``action`` (:data:`ACTIONS`) on ``node``.
+
+        :raises ValueError: an action this backend does not have.
+        """
+        if action not in self.ACTIONS:
+            raise ValueError(action)
+        getattr(self, self.ACTIONS[action])(node)
 
     def pause(self):
         """Between two polls (real: a short sleep; fake: nothing)."""

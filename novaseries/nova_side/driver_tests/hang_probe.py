@@ -4,7 +4,7 @@ Not a test module: ``novaseries ironic hang-probe``
 (:mod:`novaseries.ironic.hang_probe_run`) runs it as a script in Nova's test
 venv, with a Nova tree and the project on PYTHONPATH.
 
-It starts a real Ironic 39.0.0 on 127.0.0.1 (:mod:`novaseries.ironic.service`),
+It starts a real Ironic (``pins/ironic.txt``) on 127.0.0.1 (:mod:`novaseries.ironic.service`),
 enrols a node associated with an instance uuid, and puts the harness's API
 proxy (:mod:`novaseries.ironic.api_proxy`) in front of it.  Each read
 goes through the baremetal proxy that Nova's driver uses:
@@ -36,8 +36,6 @@ from nova import monkey_patch
 monkey_patch.patch()
 
 import argparse  # noqa: E402
-import os  # noqa: E402
-import pathlib  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -50,6 +48,7 @@ from nova import utils as nova_utils  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 
 from novaseries.ironic import api_proxy, rest, service  # noqa: E402
+from novaseries.ironic import venv as ironic_dirs  # noqa: E402
 
 CONF = nova.conf.CONF
 #: The fields the driver's waits read (nova 34.0.0's ``_NODE_FIELDS``).
@@ -181,10 +180,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     CONF([], project='nova', default_config_files=[])
     t0 = time.monotonic()
-    build = pathlib.Path(os.environ.get('NOVASERIES_BUILD')
-                         or service.default_build())
     ok = []
-    with service.RealIronic(workdir=build / 'realironic',
+    with service.RealIronic(workdir=ironic_dirs.workdir(),
                             log=lambda m: None) as ironic:
         say('Ironic %s at %s, started in %.1f s' % (
             service.IRONIC_VERSION, ironic.url, time.monotonic() - t0))

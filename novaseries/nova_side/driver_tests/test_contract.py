@@ -1,4 +1,4 @@
-"""Contract tests: the fake Ironic behaves like a real Ironic 39.0.0.
+"""Contract tests: the fake Ironic behaves like the real Ironic of pins/ironic.txt.
 
 For each scenario of ``contract_scenarios.SCENARIOS`` (undeploy in wait call-back,
 maintenance + delete, delete refused while associated, undeploy refused
@@ -86,7 +86,7 @@ class TestRealIronic(testtools.TestCase):
     """The real Ironic still behaves as recorded."""
 
     def test_sdk_microversion(self):
-        """openstacksdk (pinned) talks baremetal 1.109 to Ironic 39.0.0."""
+        """openstacksdk (pinned) talks baremetal 1.109 to the real Ironic."""
         backend = contract_backends.RealBackend()
         node = backend.new_node()
         list(backend.proxy.nodes(instance_id=node, fields=contract_scenarios.NOVA_FIELDS))

@@ -1,5 +1,5 @@
 """stable/pike's end-to-end tests of Nova's ironic driver against the
-pike-era Ironic 9.1.7; run under Python 2.7 inside pike's Nova test venv by
+pike-era Ironic (``pins/ironic-pike.txt``); run under Python 2.7 inside pike's Nova test venv by
 ``novaseries ironic driver-tests --pike`` (:func:`novaseries.ironic.driver_runs.run_pike`),
 never by the harness's own tests.
 

@@ -2,7 +2,7 @@
 """End to end on stable/pike: pike's IronicDriver against pike's Ironic.
 
 Runs in pike's test venv (Python 2.7, python-ironicclient 1.17), with a
-pike tree (patched or unpatched) on PYTHONPATH, against the Ironic 9.1.7
+pike tree (patched or unpatched) on PYTHONPATH, against the pike-era Ironic
 that ``novaseries.ironic.driver_runs.run_pike`` started on 127.0.0.1 (API and
 conductor over RabbitMQ, ``fake-hardware`` with ``direct`` deploy, ``flat``
 network against a fake Neutron; its URLs come in ``REALIRONIC_*``
@@ -71,7 +71,7 @@ except ImportError as e:  # pragma: no cover
 
 URL = os.environ.get('REALIRONIC_URL')
 IMAGE_URL = os.environ.get('REALIRONIC_IMAGE_URL')
-#: The image's md5: what Ironic 9.1 checks for an http image_source.
+#: The image's md5: what the pike-era Ironic checks for an http image_source.
 IMAGE_MD5 = os.environ.get('REALIRONIC_IMAGE_MD5')
 IRONIC_VERSION = os.environ.get('REALIRONIC_IRONIC_VERSION', '?')
 if not (URL and IMAGE_URL and IMAGE_MD5):
@@ -435,7 +435,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         vifs = self._vifs()
         print('e2e-pike: node %s claimed by another instance: VIFs %s' % (
             self.node, vifs))
-        # Ironic 9.1 left the VIF on the node; neither tree touches a node
+        # The pike-era Ironic left the VIF on the node; neither tree touches a node
         # another instance has, the patched one says what is left.
         self.assertEqual([self.vif_id], vifs)
         if FIXED:
