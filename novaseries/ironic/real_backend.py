@@ -48,6 +48,7 @@ import time
 import types
 
 from novaseries.ironic import real_deploy, request_log, rest
+from novaseries.scenarios.scenario import TEARDOWN_LOOP
 
 #: Provision states the conductor leaves by itself (with the node locked
 #: or about to be): a node in one of them has not settled.
@@ -162,7 +163,7 @@ class RealIronicBackend(request_log.RequestRecorder):
                 self._teardowns[instance.uuid] += 1
                 node = self._instance_node.get(instance.uuid)
                 if node:
-                    self._polls[(node, request_log.TEARDOWN_LOOP)] = 0
+                    self._polls[(node, TEARDOWN_LOOP)] = 0
             try:
                 return real_teardown_wait(drv, instance, *args, **kwargs)
             finally:

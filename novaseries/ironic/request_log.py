@@ -20,15 +20,11 @@ import traceback
 import urllib.parse
 
 from novaseries.ironic import rest
-from novaseries.scenarios.scenario import STEP_LOOPS
+from novaseries.scenarios.scenario import TEARDOWN_LOOP
 
 #: One driver call, as the fixture logs it: openstacksdk proxy method name,
 #: node id (None when the request names none).
 Call = collections.namedtuple('Call', 'method node')
-
-#: The loop of the driver's wait for the tear-down, whose polls are counted
-#: apart from the deploy's: the loop a scenario step may name.
-(TEARDOWN_LOOP,) = STEP_LOOPS
 
 #: Seconds the observer waits between two reads of every node.
 WATCH_INTERVAL = 0.25
