@@ -1373,6 +1373,16 @@ class CheckTreeTest(helpers.ProjectTestCase):
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
         self.assertIn('0 of 1 scenarios right', lines)
 
+    def test_tree_without_fixtures_names_the_patch_to_apply(self):
+        # the marker's patch of the target's series, whatever its number
+        (self.patches / "0001-fix.patch").write_text("+def on_pol():\n")
+        (self.patches / "0002-poll.patch").write_text("+    def on_poll(self):\n")
+        (self.patches / "series").write_text("0001-fix.patch\n0002-poll.patch\n")
+        tree = self._tree()
+        (tree / "nova" / "tests" / "fixtures" / "ironic.py").write_text("")
+        with self.assertRaisesRegex(HarnessError, r"on_poll.* up to 0002-poll\.patch$"):
+            job.check_tree(self.ctx, tree, 'fake')
+
     def _lock_events(self):
         events = []
 
