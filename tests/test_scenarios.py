@@ -1246,6 +1246,19 @@ class EvaluateTest(unittest.TestCase):
         self.assertIn('1 scenario(s) with no verdict (user-delete-at-'
                       'teardown-poll)', errors)
 
+    def test_verdict_kinds(self):
+        # each text evaluate writes has one kind, read back by its start
+        for verdict, expected in (
+                ('ok', judge.OK), ('okay', None), ('WRONG: x', judge.WRONG),
+                ('error: x', judge.ERROR), ('unexpected: x', judge.UNEXPECTED),
+                ('not playable on nova 34.0.0: x', judge.NOT_PLAYABLE),
+                ('bug reproduced: x', judge.BUG_REPRODUCED),
+                ("as on nova 34.0.0: the fixed tree's checks hold too",
+                 judge.AS_RELEASED), ('', None), (None, None)):
+            self.assertEqual(expected, judge.kind(verdict), verdict)
+        self.assertEqual('WRONG: a; b', judge.fixed_verdict(['a', 'b']))
+        self.assertEqual('ok', judge.fixed_verdict([]))
+
     def test_real_ironic_note(self):
         obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,
                    port_id=PORT, port_device_id=None,

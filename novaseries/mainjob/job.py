@@ -225,7 +225,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
             wrong += bool(problems)
             total += 1
             put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
-                f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+                f"{judge.fixed_verdict(problems)}")
         result['by_mode'][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'tree.json'
