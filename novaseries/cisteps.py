@@ -246,8 +246,8 @@ def fixed_steps(ctx):
     order (:func:`steps` adds the mypy steps); their targets are the main
     job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
     packaged stack (:func:`~novaseries.targets.driver_tests_name`) and
-    pike.  The real Ironics' steps mostly wait for the services' state
-    changes: they run beside the
+    pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
+    steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
     Ironics too (the scenarios' polls are 1 s apart); it shares the main
     job's trees and writes a folder of its own, so it runs beside ``main
@@ -256,7 +256,7 @@ def fixed_steps(ctx):
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
         Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
-             targets=("pike",), light=True),
+             targets=(targets_mod.PIKE_TARGET,), light=True),
         Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
         Step("main job vs real Ironic", main_job_real_step,
              targets=(targets_mod.DEFAULT_TARGET, stack), light=True),

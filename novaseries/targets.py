@@ -22,6 +22,11 @@ from novaseries.util import HarnessError
 #: job's fixed tree and the tree of the real-Ironic runs.
 DEFAULT_TARGET = "master"
 
+#: The target (of targets.toml) of pike, whose driver runs end to end
+#: against the pike-era Ironic (ci's ``pike against Ironic`` step,
+#: :func:`novaseries.testrun.pike_driver_outcomes`).
+PIKE_TARGET = "pike"
+
 #: A target's interpreter when neither it, its release nor ``[defaults]``
 #: names one (targets.toml's ``[defaults]`` does).
 DEFAULT_INTERPRETER = "python3.11"

@@ -284,6 +284,9 @@ class ProjectFileTest(unittest.TestCase):
     def test_the_default_target_is_one(self):
         self.assertIn(targets.DEFAULT_TARGET, targets.load(self.ctx))
 
+    def test_the_pike_target_is_one(self):
+        self.assertIn(targets.PIKE_TARGET, targets.load(self.ctx))
+
     def test_stacks(self):
         known = targets.load(self.ctx)
         changes = release_changes.load_changes(self.ctx)
