@@ -27,10 +27,6 @@ DEFAULT_TARGET = "master"
 #: :func:`novaseries.testrun.pike_driver_outcomes`).
 PIKE_TARGET = "pike"
 
-#: A target's interpreter when neither it, its release nor ``[defaults]``
-#: names one (targets.toml's ``[defaults]`` does).
-DEFAULT_INTERPRETER = "python3.11"
-
 
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order).
@@ -43,6 +39,11 @@ def load(ctx, path=None):
     of ``[defaults.unit_paths]`` (``nova.tests.unit.virt.ironic.test_driver.X``
     under ``nova.tests.unit.virt.ironic``) takes that key's paths unless
     the target gives its own.
+
+    :raises HarnessError: the file is missing or not TOML, or a target
+        lacks a field (``version``, ``sha256``, ``pins``, ``patches``,
+        ``interpreter``: from ``[defaults]``, its release or itself) or has
+        a wrong one.
     """
     path = targets_file.path(ctx, path)
     data = targets_file.read(path)
@@ -63,6 +64,9 @@ def load(ctx, path=None):
         missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")
+        if "interpreter" not in merged:
+            raise HarnessError(f"targets file {path}: target {name} has no interpreter "
+                               "(set interpreter in [defaults], its release or the target)")
         if not re.fullmatch(r"[0-9a-f]{64}", merged["sha256"]):
             raise HarnessError(f"targets file {path}: target {name}: sha256 is not 64 hex digits")
         unit = list(merged.get("unit", []))
@@ -71,7 +75,7 @@ def load(ctx, path=None):
             name=name,
             version=merged["version"],
             sha256=merged["sha256"],
-            interpreter=merged.get("interpreter", DEFAULT_INTERPRETER),
+            interpreter=merged["interpreter"],
             venv_tool=merged.get("venv_tool", "venv"),
             pins=ctx.root / merged["pins"],
             patches=ctx.root / merged["patches"],

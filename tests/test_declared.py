@@ -19,6 +19,7 @@ SHA = "ab" * 32
 
 TOML = f'''
 [defaults]
+interpreter = "python3.11"
 unit = ["nova.tests.unit"]
 [defaults.unit_paths]
 "nova.tests.unit.virt" = ["nova/virt/"]
@@ -237,6 +238,13 @@ class HandWrittenTargetTest(unittest.TestCase):
         ctx = self.ctx(self.HAND.replace(
             "{below}", '["./patches/one/", "patches/x/../fix/one"]'))
         self.assertEqual([], release_changes.requirements_missing(ctx, targets.get(ctx, "hand")))
+
+    def test_an_interpreter_is_required(self):
+        # none in [defaults], the release or the target: no fallback
+        ctx = self.ctx(self.HAND.replace("{below}", '["patches/one"]').replace(
+            'interpreter = "python3.11"\n', '', 1))
+        with self.assertRaisesRegex(HarnessError, "target .* has no interpreter"):
+            targets.load(ctx)
 
 
 class ExportRefusesTest(helpers.ProjectTestCase):
