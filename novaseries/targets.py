@@ -31,8 +31,8 @@ PIKE_TARGET = "pike"
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order).
 
-    A target with ``release`` takes its sdist, pins, interpreter and venv
-    from ``[releases.<release>]`` (and each of its modes that release's
+    A target with ``release`` takes its sdist, pins and interpreter from
+    ``[releases.<release>]`` and shares the release's venv (and each of its modes that release's
     settings for the mode), and its folders from ``change`` or ``stack``
     (:func:`novaseries.release_changes.target_fields`); a target of one change also what the
     release's ``review`` table sets.  A selection of ``unit`` under a key
@@ -89,7 +89,7 @@ def load(ctx, path=None):
             below=(tuple(below) if fields and below is not None
                    else _below(path, name, below, ctx.root)),
             below_upto=merged.get("below_upto"),
-            venv=merged.get("venv", ""),
+            release=merged.get("release") or merged.get("venv") or name,
             exportable=bool(merged.get("export", True)),
             modes=modes.target_modes(path, name, data.get("modes", {}), merged["modes"]),
             commit_modes=_commit_modes(path, name, merged.get("commit_modes", []),

@@ -4,6 +4,7 @@ folders from ``[changes]`` (``change``) or the release's packaged stack
 (``stack``); a change's requirements are checked where declared, and
 export refuses a target that lacks one."""
 
+import dataclasses
 import pathlib
 import shutil
 import tempfile
@@ -104,6 +105,10 @@ class DeclaredTest(unittest.TestCase):
         one, fix, stack, two = (known[n] for n in ("one", "one-fix", "one-all", "two"))
         self.assertEqual(("1.0.0", SHA, ctx.root / "pins/one.txt", "one"),
                          (fix.version, fix.sha256, fix.pins, fix.release))
+        # the release is the target's; its venv is named after it
+        self.assertEqual(("one", "one-py3.13", "x"),
+                         (fix.venv, fix.in_mode("threading").venv_name,
+                          dataclasses.replace(fix, release="x").venv))
         self.assertEqual((ctx.root / "patches/one", (), None),
                          (one.patches, one.below, one.below_upto))
         self.assertEqual((ctx.root / "patches/fix/one", (ctx.root / "patches/one",), "0002"),
