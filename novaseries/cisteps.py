@@ -34,7 +34,7 @@ import json
 import typing
 
 from novaseries import testrun, venvs
-from novaseries.mainjob import backends, job as mainjob_job
+from novaseries.mainjob import backends, job as mainjob_job, judge
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
@@ -83,9 +83,9 @@ def _scenario_counts(per_mode):
     showed the bug on the reproducer tree)`` of one mode of run.json."""
     fixed = per_mode["fixed"]["scenarios"]
     # not "ok": wrong, or no verdict at all (the scenario did not happen)
-    wrong = sum(1 for obs in fixed if obs.get("verdict") != "ok")
+    wrong = sum(1 for obs in fixed if judge.kind(obs.get("verdict")) != judge.OK)
     shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
-                if obs.get("verdict", "").startswith("bug reproduced"))
+                if judge.kind(obs.get("verdict")) == judge.BUG_REPRODUCED)
     return fixed, wrong, shown
 
 
@@ -117,22 +117,22 @@ def _scenario_problems(per_mode, asked):
                        f"tree (missing: {', '.join(missing)})")
     reproducer = per_mode["reproducer"]["scenarios"]
     unexpected = [obs for obs in reproducer
-                  if obs.get("verdict", "").startswith("unexpected:")]
+                  if judge.kind(obs.get("verdict")) == judge.UNEXPECTED]
     if unexpected:
         failures += len(unexpected)
         why.append("the reproducer tree did not do what its column says: " + "; ".join(
             f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in unexpected))
-    errors = [obs for obs in reproducer if obs.get("verdict", "").startswith("error:")]
+    errors = [obs for obs in reproducer if judge.kind(obs.get("verdict")) == judge.ERROR]
     if errors:
         failures += len(errors)
         why.append("no verdict on the reproducer tree: " + "; ".join(
             f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in errors))
     unplayable = [obs.get("scenario", "?") for obs in reproducer
-                  if obs.get("verdict", "").startswith("not playable ")]
+                  if judge.kind(obs.get("verdict")) == judge.NOT_PLAYABLE]
     if unplayable:
         why.append("not playable on the reproducer tree (declared): "
                    + ", ".join(unplayable))
-    if reproducer and not any(obs.get("verdict", "").startswith("bug reproduced")
+    if reproducer and not any(judge.kind(obs.get("verdict")) == judge.BUG_REPRODUCED
                               for obs in reproducer):
         failures += 1
         why.append("the reproducer tree showed the bug in no scenario")
@@ -144,7 +144,7 @@ def _wrong_text(fixed):
     verdict is not "ok", so that CI's own summary names what failed."""
     return "; ".join(f"{obs.get('scenario', '?')} "
                      f"({obs.get('verdict') or 'no verdict'})"
-                     for obs in fixed if obs.get("verdict") != "ok")
+                     for obs in fixed if judge.kind(obs.get("verdict")) != judge.OK)
 
 
 def _scenario_outcome(name, per_mode, asked, note_end=""):
@@ -246,8 +246,8 @@ def fixed_steps(ctx):
     order (:func:`steps` adds the mypy steps); their targets are the main
     job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
     packaged stack (:func:`~novaseries.targets.driver_tests_name`) and
-    pike.  The real Ironics' steps mostly wait for the services' state
-    changes: they run beside the
+    pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
+    steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
     Ironics too (the scenarios' polls are 1 s apart); it shares the main
     job's trees and writes a folder of its own, so it runs beside ``main
@@ -256,7 +256,7 @@ def fixed_steps(ctx):
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
         Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
-             targets=("pike",), light=True),
+             targets=(targets_mod.PIKE_TARGET,), light=True),
         Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
         Step("main job vs real Ironic", main_job_real_step,
              targets=(targets_mod.DEFAULT_TARGET, stack), light=True),

@@ -14,8 +14,9 @@ from novaseries import targets_file
 from novaseries.util import HarnessError
 
 #: What a ``[releases.<name>]`` table declares: the sdist, its pins and
-#: how to make its venv; its targets take these from it (and ``venv``,
-#: the release's name) and may not set them themselves.
+#: how to make its venv; its targets take these from it (and share the
+#: venv, named after the release: :attr:`Target.venv`) and may not set
+#: them, nor ``venv``, themselves.
 RELEASE_FIELDS = ("version", "sha256", "pins", "interpreter", "venv_tool", "pip_args",
                   "optional_interpreter")
 
@@ -148,8 +149,8 @@ def stack_changes(changes, release):
 
 def target_fields(path, name, entry, releases_, changes, root):
     """What target ``name`` takes from ``[releases]`` and ``[changes]``:
-    ``(fields, review, release modes)``: its release's fields and venv,
-    its ``patches``/``below``/``below_upto`` from ``change`` (the change's
+    ``(fields, review, release modes)``: its release's fields, its
+    ``patches``/``below``/``below_upto`` from ``change`` (the change's
     folder, on what the change's ``on`` says) or ``stack = true`` (the
     release's packaged stack); ``review``: the release's ``review`` table
     for a target of one change, else {}.  ``({}, {}, {})`` for a target
@@ -170,7 +171,6 @@ def target_fields(path, name, entry, releases_, changes, root):
                            "change; the target may not set them")
     table = releases_[release]
     fields = {k: table[k] for k in RELEASE_FIELDS if k in table}
-    fields["venv"] = release
     review = {}
     if entry.get("stack"):
         folders = [c.folder_for(root, release) for c in stack_changes(changes, release)]

@@ -41,8 +41,11 @@ class Target:
     #: of it); () for a target stacked on nothing.
     below: tuple = ()
     below_upto: str = None
-    #: Name of the venv (``build/venvs/NAME``); targets of one release share.
-    venv: str = ""
+    #: The Nova release the target belongs to (``master``, ``2026.1``,
+    #: ``pike``): targets.toml's ``release``; for a target written by hand,
+    #: its ``venv`` (the release whose venv it shares) or its own name.
+    #: The key of ``[gerrit_branches]``; it names the venv (:attr:`venv`).
+    release: str = ""
     #: False: a combination only tested, never exported (its patches belong
     #: to the targets of the folders it stacks).
     exportable: bool = True
@@ -75,21 +78,20 @@ class Target:
     stack: bool = False
 
     @property
+    def venv(self):
+        """The name of the venv the targets of the release share: the
+        release's (the target's own name when it has none)."""
+        return self.release or self.name
+
+    @property
     def venv_name(self):
-        """``build/venvs/NAME``: the target's ``venv`` (or its name), with
-        the interpreter's version after a dash when a mode has an
-        interpreter of its own (``master-py3.13``)."""
-        name = self.venv or self.name
+        """``build/venvs/NAME``: :attr:`venv`, with the interpreter's
+        version after a dash when a mode has an interpreter of its own
+        (``master-py3.13``)."""
+        name = self.venv
         if self.mode is not None and self.mode.interpreter:
             name += "-py" + self.mode.interpreter.removeprefix("python")
         return name
-
-    @property
-    def release(self):
-        """The Nova release the target belongs to: its venv's name (or its
-        own: ``master``, ``2026.1``, ``pike``), shared by the targets of
-        one release; the key of ``[gerrit_branches]``."""
-        return self.venv or self.name
 
     @property
     def mode_name(self):

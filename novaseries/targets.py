@@ -22,22 +22,28 @@ from novaseries.util import HarnessError
 #: job's fixed tree and the tree of the real-Ironic runs.
 DEFAULT_TARGET = "master"
 
-#: A target's interpreter when neither it, its release nor ``[defaults]``
-#: names one (targets.toml's ``[defaults]`` does).
-DEFAULT_INTERPRETER = "python3.11"
+#: The target (of targets.toml) of pike, whose driver runs end to end
+#: against the pike-era Ironic (ci's ``pike against Ironic`` step,
+#: :func:`novaseries.testrun.pike_driver_outcomes`).
+PIKE_TARGET = "pike"
 
 
 def load(ctx, path=None):
     """Read the targets file; return ``{name: Target}`` (file order).
 
-    A target with ``release`` takes its sdist, pins, interpreter and venv
-    from ``[releases.<release>]`` (and each of its modes that release's
+    A target with ``release`` takes its sdist, pins and interpreter from
+    ``[releases.<release>]`` and shares the release's venv (and each of its modes that release's
     settings for the mode), and its folders from ``change`` or ``stack``
     (:func:`novaseries.release_changes.target_fields`); a target of one change also what the
     release's ``review`` table sets.  A selection of ``unit`` under a key
     of ``[defaults.unit_paths]`` (``nova.tests.unit.virt.ironic.test_driver.X``
     under ``nova.tests.unit.virt.ironic``) takes that key's paths unless
     the target gives its own.
+
+    :raises HarnessError: the file is missing or not TOML, or a target
+        lacks a field (``version``, ``sha256``, ``pins``, ``patches``,
+        ``interpreter``: from ``[defaults]``, its release or itself) or has
+        a wrong one.
     """
     path = targets_file.path(ctx, path)
     data = targets_file.read(path)
@@ -58,6 +64,9 @@ def load(ctx, path=None):
         missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")
+        if "interpreter" not in merged:
+            raise HarnessError(f"targets file {path}: target {name} has no interpreter "
+                               "(set interpreter in [defaults], its release or the target)")
         if not re.fullmatch(r"[0-9a-f]{64}", merged["sha256"]):
             raise HarnessError(f"targets file {path}: target {name}: sha256 is not 64 hex digits")
         unit = list(merged.get("unit", []))
@@ -66,7 +75,7 @@ def load(ctx, path=None):
             name=name,
             version=merged["version"],
             sha256=merged["sha256"],
-            interpreter=merged.get("interpreter", DEFAULT_INTERPRETER),
+            interpreter=merged["interpreter"],
             venv_tool=merged.get("venv_tool", "venv"),
             pins=ctx.root / merged["pins"],
             patches=ctx.root / merged["patches"],
@@ -80,7 +89,7 @@ def load(ctx, path=None):
             below=(tuple(below) if fields and below is not None
                    else _below(path, name, below, ctx.root)),
             below_upto=merged.get("below_upto"),
-            venv=merged.get("venv", ""),
+            release=merged.get("release") or merged.get("venv") or name,
             exportable=bool(merged.get("export", True)),
             modes=modes.target_modes(path, name, data.get("modes", {}), merged["modes"]),
             commit_modes=_commit_modes(path, name, merged.get("commit_modes", []),

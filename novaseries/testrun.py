@@ -173,7 +173,7 @@ def pike_driver_outcomes(ctx):
     under ``CI=true``); RabbitMQ missing is an error (``.ci/run`` installs
     it).
     """
-    target = targets_mod.get(ctx, "pike")
+    target = targets_mod.get(ctx, targets_mod.PIKE_TARGET)
     missing = missing_interpreter(target)
     if missing:
         return [missing]

@@ -67,7 +67,9 @@ class Context:
         return self.build / "trees" / target
 
     def venv(self, target):
-        """Per-target virtualenv: ``build/venvs/<target>`` (:func:`venv_dir`)."""
+        """The virtualenv called ``name``: ``build/venvs/<name>``
+        (:func:`venv_dir`); a target's is its release's
+        (:attr:`novaseries.target_model.Target.venv_name`)."""
         return venv_dir(self.build, target)
 
     def results(self, target):

@@ -111,7 +111,7 @@ class ProjectTestCase(unittest.TestCase):
         body = "\n".join(f'{k} = "{v}"' for k, v in fields.items())
         (self.root / "targets" / "targets.toml").write_text(
             '[bugs]\nmain = "NNNNNNN"\nuserdelete = "MMMMMMM"\n\n'
-            '[defaults]\nunit = ["nova.tests.unit"]\n\n'
+            '[defaults]\ninterpreter = "python3.11"\nunit = ["nova.tests.unit"]\n\n'
             f"[targets.fake]\n{body}\n\n"
             f'[targets.other]\nversion = "9.9.9"\nsha256 = "{"0" * 64}"\n'
             'pins = "pins/other.txt"\npatches = "patches/other"\nenabled = false\n')

@@ -85,7 +85,7 @@ class BackportTest(helpers.ProjectTestCase):
         self.write_folder("low/2026.1", (L,))
         (self.root / "targets" / "targets.toml").write_text(
             '[bugs]\nmain = "NNNNNNN"\n\n' + branches +
-            '\n[defaults]\nunit = ["nova.tests.unit"]\n\n' + entries)
+            '\n[defaults]\ninterpreter = "python3.11"\nunit = ["nova.tests.unit"]\n\n' + entries)
 
     def upstream(self, master=(A, B), stable_2026_1=(A, B), stable_2025_2=(A, B), clone=False,
                  changed=None, more=()):

@@ -450,6 +450,12 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                                     "--ironic", "real"))
         self.assertIn("--list lists the scenarios; it does not take --scenario",
                       self._refused("run", "--list", "--scenario", "abort"))
+        self.assertIn("it does not take --bench-runs, --json, --ironic, --mode",
+                      self._refused("run", "--list", "--json", "x", "--bench-runs", "2",
+                                    "--ironic", "real", "--mode", "both"))
+        self.assertIn("--tree judges one tree with the fake Ironic; it does not take "
+                      "--ironic real", self._refused("run", "--tree", str(self.tmp),
+                                                     "--ironic", "real"))
         # before any tree or Ironic is prepared
         refused = self._refused("run", "--ironic", "real", "--scenario",
                                 "normal-build", "--scenario", "cleanup-fail-delete")

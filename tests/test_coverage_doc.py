@@ -295,6 +295,7 @@ class ConfiguredTest(unittest.TestCase):
 
     TOML = '''
 [defaults]
+interpreter = "python3.11"
 unit = ["nova.tests.unit.virt"]
 [modes.eventlet.env]
 X = "1"

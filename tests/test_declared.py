@@ -4,6 +4,7 @@ folders from ``[changes]`` (``change``) or the release's packaged stack
 (``stack``); a change's requirements are checked where declared, and
 export refuses a target that lacks one."""
 
+import dataclasses
 import pathlib
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ SHA = "ab" * 32
 
 TOML = f'''
 [defaults]
+interpreter = "python3.11"
 unit = ["nova.tests.unit"]
 [defaults.unit_paths]
 "nova.tests.unit.virt" = ["nova/virt/"]
@@ -103,6 +105,10 @@ class DeclaredTest(unittest.TestCase):
         one, fix, stack, two = (known[n] for n in ("one", "one-fix", "one-all", "two"))
         self.assertEqual(("1.0.0", SHA, ctx.root / "pins/one.txt", "one"),
                          (fix.version, fix.sha256, fix.pins, fix.release))
+        # the release is the target's; its venv is named after it
+        self.assertEqual(("one", "one-py3.13", "x"),
+                         (fix.venv, fix.in_mode("threading").venv_name,
+                          dataclasses.replace(fix, release="x").venv))
         self.assertEqual((ctx.root / "patches/one", (), None),
                          (one.patches, one.below, one.below_upto))
         self.assertEqual((ctx.root / "patches/fix/one", (ctx.root / "patches/one",), "0002"),
@@ -238,6 +244,13 @@ class HandWrittenTargetTest(unittest.TestCase):
             "{below}", '["./patches/one/", "patches/x/../fix/one"]'))
         self.assertEqual([], release_changes.requirements_missing(ctx, targets.get(ctx, "hand")))
 
+    def test_an_interpreter_is_required(self):
+        # none in [defaults], the release or the target: no fallback
+        ctx = self.ctx(self.HAND.replace("{below}", '["patches/one"]').replace(
+            'interpreter = "python3.11"\n', '', 1))
+        with self.assertRaisesRegex(HarnessError, "target .* has no interpreter"):
+            targets.load(ctx)
+
 
 class ExportRefusesTest(helpers.ProjectTestCase):
     """export refuses a target whose folder's requirement it does not
@@ -283,6 +296,9 @@ class ProjectFileTest(unittest.TestCase):
 
     def test_the_default_target_is_one(self):
         self.assertIn(targets.DEFAULT_TARGET, targets.load(self.ctx))
+
+    def test_the_pike_target_is_one(self):
+        self.assertIn(targets.PIKE_TARGET, targets.load(self.ctx))
 
     def test_stacks(self):
         known = targets.load(self.ctx)

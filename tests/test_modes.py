@@ -18,6 +18,7 @@ from tests import helpers
 
 TOML = '''
 [defaults]
+interpreter = "python3.11"
 unit = ["nova.tests.unit"]
 [defaults.env]
 PYTHONHASHSEED = "0"

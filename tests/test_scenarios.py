@@ -1247,6 +1247,19 @@ class EvaluateTest(unittest.TestCase):
         self.assertIn('1 scenario(s) with no verdict (user-delete-at-'
                       'teardown-poll)', errors)
 
+    def test_verdict_kinds(self):
+        # each text evaluate writes has one kind, read back by its start
+        for verdict, expected in (
+                ('ok', judge.OK), ('okay', None), ('WRONG: x', judge.WRONG),
+                ('error: x', judge.ERROR), ('unexpected: x', judge.UNEXPECTED),
+                ('not playable on nova 34.0.0: x', judge.NOT_PLAYABLE),
+                ('bug reproduced: x', judge.BUG_REPRODUCED),
+                ("as on nova 34.0.0: the fixed tree's checks hold too",
+                 judge.AS_RELEASED), ('', None), (None, None)):
+            self.assertEqual(expected, judge.kind(verdict), verdict)
+        self.assertEqual('WRONG: a; b', judge.fixed_verdict(['a', 'b']))
+        self.assertEqual('ok', judge.fixed_verdict([]))
+
     def test_real_ironic_note(self):
         obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,
                    port_id=PORT, port_device_id=None,
@@ -1373,6 +1386,16 @@ class CheckTreeTest(helpers.ProjectTestCase):
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
         self.assertIn('0 of 1 scenarios right', lines)
+
+    def test_tree_without_fixtures_names_the_patch_to_apply(self):
+        # the marker's patch of the target's series, whatever its number
+        (self.patches / "0001-fix.patch").write_text("+def on_pol():\n")
+        (self.patches / "0002-poll.patch").write_text("+    def on_poll(self):\n")
+        (self.patches / "series").write_text("0001-fix.patch\n0002-poll.patch\n")
+        tree = self._tree()
+        (tree / "nova" / "tests" / "fixtures" / "ironic.py").write_text("")
+        with self.assertRaisesRegex(HarnessError, r"on_poll.* up to 0002-poll\.patch$"):
+            job.check_tree(self.ctx, tree, 'fake')
 
     def _lock_events(self):
         events = []

@@ -352,6 +352,7 @@ class FunctionalSelectionsTest(unittest.TestCase):
         (root / "targets").mkdir(parents=True)
         (root / "targets" / "targets.toml").write_text(f"""
 [defaults]
+interpreter = "python3.11"
 unit = ["nova.tests.unit.virt.ironic"]
 functional = ["{BUG}"]
 [modes.eventlet]

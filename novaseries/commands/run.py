@@ -61,44 +61,56 @@ def _mode_help(ctx):
             f"({', then '.join(common.mode_names(ctx))})")
 
 
+#: The ``args`` attribute holding the options' defaults: ``{flag:
+#: (dest, default)}``, in the parser's order (:func:`_given`).
+_DEFAULTS = "run_defaults"
+
+
 def add_arguments(parser, ctx):
-    parser.add_argument("--target", default=targets_mod.DEFAULT_TARGET)
-    parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
-                        choices=list(scenario_table.BY_NAME),
-                        help="only this scenario (repeatable; the names are listed below)")
-    parser.add_argument("--list", action="store_true", help="list the scenarios with what "
-                        "each tree must show, and stop")
-    parser.add_argument("--bench", action="append", default=[],
-                        metavar="N:S:K[:option=value,...]|SUITE", type=bench_spec,
-                        help="benchmark (repeatable): N concurrent builds on N+S nodes, "
-                        "K undeployed in wait call-back, Nova options "
-                        f"{', '.join(bench_table.OPTIONS)}; or a suite: "
-                        f"{', '.join(bench_table.BENCH_SUITES)} (doc/main-job.rst)")
-    parser.add_argument("--bench-runs", type=runs, default=None, metavar="R",
-                        help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
-                        "the report gives medians)")
-    parser.add_argument("--json", help="where to write the JSON (default: "
-                        f"build/results/run/{backends.RUN_JSON}; with --ironic real "
-                        f"{backends.REAL_RUN_JSON})")
-    parser.add_argument("--ironic", choices=("fake", "real"), default="fake",
-                        help="fake: the fake Ironic of the series (default); real: a real "
-                        f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
-                        "whole Nova stack, for the scenarios it can play (--list says which)")
-    parser.add_argument("--mode", choices=(*common.mode_names(ctx), "both"), default=None,
-                        help=_mode_help(ctx))
-    parser.add_argument("--tree", help="instead: judge this Nova tree (with the series' "
-                        "fake Ironic) as a fixed tree")
+    defaults = {}
+
+    def option(*names, **kwargs):
+        action = parser.add_argument(*names, **kwargs)
+        defaults[action.option_strings[0]] = (action.dest, action.default)
+    option("--target", default=targets_mod.DEFAULT_TARGET)
+    option("--scenario", action="append", default=[], metavar="NAME",
+           choices=list(scenario_table.BY_NAME),
+           help="only this scenario (repeatable; the names are listed below)")
+    option("--list", action="store_true", help="list the scenarios with what "
+           "each tree must show, and stop")
+    option("--bench", action="append", default=[],
+           metavar="N:S:K[:option=value,...]|SUITE", type=bench_spec,
+           help="benchmark (repeatable): N concurrent builds on N+S nodes, "
+           "K undeployed in wait call-back, Nova options "
+           f"{', '.join(bench_table.OPTIONS)}; or a suite: "
+           f"{', '.join(bench_table.BENCH_SUITES)} (doc/main-job.rst)")
+    option("--bench-runs", type=runs, default=None, metavar="R",
+           help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
+           "the report gives medians)")
+    option("--json", help="where to write the JSON (default: "
+           f"build/results/run/{backends.RUN_JSON}; with --ironic real "
+           f"{backends.REAL_RUN_JSON})")
+    option("--ironic", choices=list(backends.BACKENDS), default="fake",
+           help="fake: the fake Ironic of the series (default); real: a real "
+           f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
+           "whole Nova stack, for the scenarios it can play (--list says which)")
+    option("--mode", choices=(*common.mode_names(ctx), "both"), default=None,
+           help=_mode_help(ctx))
+    option("--tree", help="instead: judge this Nova tree (with the series' "
+           "fake Ironic) as a fixed tree")
+    parser.set_defaults(**{_DEFAULTS: defaults})
+
+
+def _given(args, flags):
+    """Those of the options ``flags`` given other values than their
+    defaults, in the parser's order."""
+    return [flag for flag, (dest, default) in getattr(args, _DEFAULTS).items()
+            if flag in flags and getattr(args, dest) != default]
 
 
 def run(ctx, args):
     if args.list:
-        given = [opt for opt, used in (
-            ("--tree", args.tree), ("--scenario", args.scenario),
-            ("--bench", args.bench), ("--json", args.json),
-            ("--bench-runs", args.bench_runs is not None),
-            ("--ironic", args.ironic != "fake"),
-            ("--mode", args.mode),
-            ("--target", args.target != targets_mod.DEFAULT_TARGET)) if used]
+        given = _given(args, set(getattr(args, _DEFAULTS)) - {"--list"})
         if given:
             raise HarnessError(f"--list lists the scenarios; it does not take "
                                f"{', '.join(given)}")
@@ -106,10 +118,9 @@ def run(ctx, args):
             print(line, flush=True)  # the result: whatever the log level
         return 0
     if args.tree:
-        ignored = [opt for opt, used in (("--bench", args.bench),
-                                         ("--bench-runs", args.bench_runs is not None),
-                                         ("--ironic real", args.ironic == "real"))
-                   if used]
+        ignored = _given(args, ("--bench", "--bench-runs"))
+        if _given(args, ("--ironic",)):  # (--tree plays on its default, the fake)
+            ignored.append(f"--ironic {args.ironic}")
         if ignored:
             raise HarnessError(f"--tree judges one tree with the fake Ironic; "
                                f"it does not take {' or '.join(ignored)}")
@@ -117,9 +128,9 @@ def run(ctx, args):
                               args.json, chosen_modes(ctx, args.mode))
     if args.bench_runs is not None and not args.bench:
         raise HarnessError("--bench-runs needs --bench")
-    if args.bench and args.ironic == "real":
+    if args.bench and not backends.BACKENDS[args.ironic].bench:
         raise HarnessError("--bench runs on the fake Ironic; it does not "
-                           "take --ironic real")
+                           f"take --ironic {args.ironic}")
     return job.run(ctx, args.target, args.scenario, args.bench, args.json,
                    args.ironic, args.bench_runs or job.BENCH_RUNS,
                    chosen_modes(ctx, args.mode))

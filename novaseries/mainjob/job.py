@@ -160,25 +160,51 @@ def _bench_report(mode, data):
     return problems
 
 
+#: What ``run --tree`` looks for in the tree's
+#: ``nova/tests/fixtures/ironic.py``: the fake Ironic's poll controls, the
+#: last of the series' test fixtures the scenarios use.
+FIXTURE_MARKER = 'def on_poll'
+
+
+def marker_patch(ctx, target_name):
+    """The file name of the first patch of target ``target_name``'s series
+    that adds :data:`FIXTURE_MARKER`, or ``"the one that adds it"`` when
+    none does.
+
+    :raises HarnessError: an unknown target, or its series is missing.
+    """
+    for patch in targets_mod.get(ctx, target_name).series():
+        if any(line.startswith('+') and FIXTURE_MARKER in line
+               for line in patch.read_text(errors='replace').splitlines()):
+            return patch.name
+    return "the one that adds it"
+
+
 def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
                json_out=None, modes=None):
     """Run the scenarios in one Nova tree of the user's and judge it as a
     fixed tree (e.g. a distribution's patched Nova), in each of ``modes``
     (default ``modes.default_modes``).
 
-    The tree must contain the series' test fixtures (both fake Ironic
-    commits: ``nova/tests/fixtures/ironic.py`` with its teardown controls
-    and ``nova/tests/functional/ironic/base.py``). Returns the exit status.
+    The tree must contain the series' test fixtures up to the fake
+    Ironic's poll events: ``nova/tests/fixtures/ironic.py`` with
+    :data:`FIXTURE_MARKER` and ``nova/tests/functional/ironic/base.py``.
+    Returns the exit status.
+
+    :raises HarnessError: the tree lacks them (the message names the patch
+        of ``target_name``'s series that adds the marker:
+        :func:`marker_patch`).
     """
     modes = tuple(modes or modes_mod.default_modes(ctx))
     tree = pathlib.Path(tree).resolve()
     fixture = tree / 'nova' / 'tests' / 'fixtures' / 'ironic.py'
-    if not (fixture.exists() and 'def on_poll' in fixture.read_text() and
+    if not (fixture.exists() and FIXTURE_MARKER in fixture.read_text() and
             (tree / 'nova' / 'tests' / 'functional' / 'ironic' /
              'base.py').exists()):
-        raise HarnessError(f"{tree} lacks the fake Ironic and its teardown "
-                           "controls: apply at least the series' first "
-                           "three commits")
+        raise HarnessError(f"{tree} lacks the fake Ironic and its poll "
+                           f"controls ({FIXTURE_MARKER}): apply at least the "
+                           "series' commits up to "
+                           f"{marker_patch(ctx, target_name)}")
     with owned(ctx):
         return _check_tree(ctx, tree, target_name, scenarios, json_out, modes)
 
@@ -199,7 +225,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
             wrong += bool(problems)
             total += 1
             put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
-                f"{'ok' if not problems else 'WRONG: ' + '; '.join(problems)}")
+                f"{judge.fixed_verdict(problems)}")
         result['by_mode'][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
         'tree.json'

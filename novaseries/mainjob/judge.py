@@ -6,13 +6,46 @@ check), :func:`evaluate` a run (each observation's ``problems`` and
 ``verdict``; the fixed tree's count of wrong scenarios),
 :func:`bug_reasons` (why the reproducer tree shows the bug) and
 :func:`mode_summary` (the counts of a mode, as the summary line says
-them).
+them).  A verdict's kind (:func:`kind`) is how its text begins: the
+constants below.
 """
 
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.checks import all_steps_fired, missing, REAL
 from novaseries.scenarios.invariant import NOOP_VIFS
 from novaseries.util import HarnessError
+
+#: The kinds of verdict :func:`evaluate` writes, each the start of its
+#: text.  Fixed tree: right, wrong.
+OK = 'ok'
+WRONG = 'WRONG: '
+#: Either tree: no verdict (:func:`scenario_error`).
+ERROR = 'error: '
+#: Reproducer tree: not what its column says; a declared unplayable
+#: scenario; the bug shown; the fixed tree's checks hold there too.
+UNEXPECTED = 'unexpected: '
+NOT_PLAYABLE = 'not playable '
+BUG_REPRODUCED = 'bug reproduced'
+AS_RELEASED = 'as on '
+KINDS = (OK, WRONG, ERROR, UNEXPECTED, NOT_PLAYABLE, BUG_REPRODUCED,
+         AS_RELEASED)
+
+
+def kind(verdict):
+    """The kind of ``verdict`` (a text of :func:`evaluate`, or None): the
+    one of :data:`KINDS` it begins with (:data:`OK`: it is exactly that);
+    None for no verdict or another text."""
+    verdict = verdict or ''
+    if verdict == OK:
+        return OK
+    return next((k for k in KINDS if k != OK and verdict.startswith(k)),
+                None)
+
+
+def fixed_verdict(problems):
+    """The fixed tree's verdict on an observation with ``problems``
+    (:func:`problems_of`): ``ok`` or ``WRONG: <problems>``."""
+    return OK if not problems else WRONG + '; '.join(problems)
 
 
 def scenario_error(obs):
@@ -123,25 +156,25 @@ def evaluate(data, released='the release'):
             unplayable = label == 'reproducer' and scenario_table.BY_NAME[
                 obs['scenario']].reproducer_unplayable
             if unplayable and broken and unplayed(obs):
-                obs['verdict'] = f"not playable on {released}: {unplayable}"
+                obs['verdict'] = (f"{NOT_PLAYABLE}on {released}: "
+                                  f"{unplayable}")
             elif broken:
-                obs['verdict'] = 'error: ' + broken
+                obs['verdict'] = ERROR + broken
                 wrong += label == 'fixed'
             elif unplayable:
-                obs['verdict'] = (f"unexpected: declared not playable on "
+                obs['verdict'] = (f"{UNEXPECTED}declared not playable on "
                                   f"{released} ({unplayable}), but every "
                                   "step came")
             elif label == 'fixed':
-                obs['verdict'] = 'ok' if not problems else 'WRONG: ' + \
-                    '; '.join(problems)
+                obs['verdict'] = fixed_verdict(problems)
                 wrong += bool(problems)
             elif problems:
-                obs['verdict'] = 'unexpected: ' + '; '.join(problems)
+                obs['verdict'] = UNEXPECTED + '; '.join(problems)
             else:
                 bug = bug_reasons(obs)
-                obs['verdict'] = (f"bug reproduced: {bug[0]}" if bug else
-                                  f"as on {released}: the fixed tree's checks "
-                                  "hold too")
+                obs['verdict'] = (f"{BUG_REPRODUCED}: {bug[0]}" if bug else
+                                  f"{AS_RELEASED}{released}: the fixed tree's "
+                                  "checks hold too")
     return wrong
 
 
@@ -152,11 +185,11 @@ def mode_summary(mode, data, wrong):
     ``unexpected``, or that it cannot play (declared), if any."""
     fixed = len(data['fixed']['scenarios'])
     lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
-    for prefix, what in (('error: ', 'with no verdict'),
-                         ('unexpected: ', 'unexpected'),
-                         ('not playable ', 'not playable there (declared)')):
+    for verdict_kind, what in ((ERROR, 'with no verdict'),
+                               (UNEXPECTED, 'unexpected'),
+                               (NOT_PLAYABLE, 'not playable there (declared)')):
         names = [o['scenario'] for o in data['reproducer']['scenarios']
-                 if o.get('verdict', '').startswith(prefix)]
+                 if kind(o.get('verdict')) == verdict_kind]
         if names:
             lines.append(f"reproducer tree: {len(names)} scenario(s) {what} "
                          f"({', '.join(names)})")
