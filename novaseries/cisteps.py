@@ -1,8 +1,8 @@
 """The ci steps that come after the targets' tests: :func:`steps`, which
 :func:`novaseries.ci.ci` runs in this order:
 
-* ``real Ironic``: the contract tests (fake Ironic vs a real Ironic 39.0.0
-  on 127.0.0.1) and the end-to-end tests of the fixed driver against the
+* ``real Ironic``: the contract tests (the fake Ironic against a real one,
+  ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the fixed driver against the
   real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run on
   the tree a packager of nova 34.0.0 ships (master-all) in its venv;
 * ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
@@ -17,7 +17,7 @@
   fixed tree's end state is consistent;
 * ``main job vs real Ironic``: ``novaseries run --ironic real`` for the
   scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
-  against a real Ironic 39.0.0 per tree;
+  against a real Ironic (``pins/ironic.txt``) per tree;
 * ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
   packager ships (:func:`novaseries.pep8job.mypy_run.run_mypy`), once per
   release whose ``[releases.<name>]`` says ``mypy = true``
@@ -38,7 +38,7 @@ from novaseries.mainjob import backends, job as mainjob_job, judge
 from novaseries.scenarios import scenario_table
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_runs, pike
+from novaseries.ironic import driver_runs, pike, venv as ironic_venv
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -60,7 +60,7 @@ def real_ironic_step(ctx):
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
         env = venvs.test_env(targets_mod.mode_target(target, mode), venv, tree)
-        log_path = ctx.results("realironic") / f"driver-tests.{mode}.log"
+        log_path = ctx.results(ironic_venv.RESULTS) / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
             rc = driver_runs.run(tree, env, venv, build=ctx.build, expect="fixed", log=log,
@@ -193,7 +193,7 @@ def main_job_step(ctx):
 
 def main_job_real_step(ctx):
     """Run the main job's CI subset (``scenario_table.REAL_CI``) through
-    Nova's whole stack against a real Ironic 39.0.0 per tree
+    Nova's whole stack against a real Ironic (``pins/ironic.txt``) per tree
     (``run --ironic real``) in the default modes
     (:func:`~novaseries.modes.default_modes`); one Outcome per mode
     with the fixed tree's scenarios right and wrong (and, as in

@@ -18,7 +18,7 @@ import time
 
 from novaseries import cores, flake8_run, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
-from novaseries.ironic import driver_runs, pike
+from novaseries.ironic import driver_runs, pike, venv as ironic_venv
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
@@ -179,7 +179,7 @@ def pike_driver_outcomes(ctx):
         return [missing]
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results(driver_runs.PIKE_RESULTS)
+    log_dir = ctx.results(ironic_venv.PIKE_RESULTS)
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",
                                    ctx.build / "trees" / "pike-unpatched") as unpatched:
