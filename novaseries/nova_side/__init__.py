@@ -3,7 +3,8 @@ Python: the only part of ``novaseries`` that imports Nova or its libraries.
 
 * ``player/``: the scenario player, ``python -m
   novaseries.nova_side.player.play`` in a Nova tree with Nova's test venv
-  (``novaseries run``, :mod:`novaseries.mainjob.trees`);
+  (``novaseries run``, :mod:`novaseries.mainjob.trees`; its modules: its
+  ``__init__``);
 * ``driver_tests/``: the contract and end-to-end tests of Nova's ironic
   driver against a real Ironic 39.0.0, run by path in Nova's test venv
   (``novaseries ironic driver-tests``, :mod:`novaseries.ironic.driver_runs`);

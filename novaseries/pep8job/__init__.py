@@ -1,56 +1,10 @@
 """The checks of each Nova release's pep8 job that need no network.
 
-Nova's ``tox -e pep8`` runs ``pre-commit run --all-files`` (the hooks its
-``.pre-commit-config.yaml`` lists, each at the revision it pins) and, from
-33.x on, ``mypy`` (``[testenv:mypy]``: 31.x and 32.x run mypy as one of
-the hooks); pike's runs flake8 and two checks of the JSON files under
-``doc/``.  pre-commit clones each hook's repository, which this machine
-cannot do (only PyPI is reachable), so the harness runs the same tools
-itself (:func:`run`, at every commit ``check-commits`` tests and at HEAD,
-on the files the commit or the series touches):
-
-* the config is the tree's own, read when the check runs (in the tool
-  venv, which has PyYAML: :mod:`novaseries.nova_side.pep8probe`), as are each
-  hook's ``args``, ``files``, ``exclude`` and ``types`` filters; what each
-  hook runs (its repository's ``.pre-commit-hooks.yaml``: entry, default
-  args and filters) is declared per repository and revision
-  (:data:`.plan.REPOS`), with the PyPI package that holds it.  A
-  repository, revision, hook or config key not declared there, a tool
-  pins file that does not pin the package at the hook's revision, or a
-  pep8 or mypy tox command that is not the one the harness runs, fails
-  the check with what differs (:func:`.plan.plan`): the checks cannot
-  drift from the tree's config unseen;
-* the tools come from PyPI at the revisions the config pins, in one venv
-  per release, ``build/venvs/pep8-<release>`` (``pins/pep8-<release>.txt``,
-  with the release's mypy), and hacking (flake8) in one per hacking
-  version, ``build/venvs/hacking-<version>`` (``pins/hacking-<version>.txt``;
-  in pre-commit each hook has an environment of its own, and hacking pins
-  flake8 and pycodestyle lower than autopep8 gets).  Where the target's
-  own venv has the same hacking, flake8, pycodestyle, pyflakes and mccabe
-  (nova 34.0.0), the hacking hook is the flake8 run beside this one
-  (``flake8_run.run_flake8``) and does not run twice;
-* a hook that fixes files (trailing-whitespace, mixed-line-ending,
-  fix-byte-order-marker, autopep8) runs on a scratch copy of the files
-  (with the tree's root config files, where autopep8 reads its
-  ``[tool.autopep8]`` and ``[flake8]`` settings): any change it makes is a
-  failure, shown line by line and as a diff, as in the job, where a
-  changed file fails the hook; the tree is never written;
-* ``remove-tabs`` (Lucas-C/pre-commit-hooks, not on PyPI: its package name
-  is pre-commit-hooks', which PyPI holds) is checked by the harness
-  (:func:`.hooks.tabs`): a tab in a text file it selects fails;
-* ``check-added-large-files`` checks the files the commit (or the series)
-  adds, as when they were committed (``--enforce-all``: the job's
-  ``--all-files`` run stages nothing and so checks nothing);
-  ``check-merge-conflict`` runs as in the job, where it checks nothing
-  outside a merge;
-* mypy runs once per release on its ``-all`` tree (:func:`.mypy_run.run_mypy`,
-  a ci step), the command of ``[testenv:mypy]`` (33.x, 34.0.0) or the hook's
-  (31.x, 32.x: the hook's default args on the tracked files its ``files``
-  selects);
-* pike (no pre-commit): its ``tox -e pep8`` is flake8 (``flake8_run.run_flake8``,
-  with pike's hacking, in its Python 2.7 venv) and the JSON checks of
-  ``doc/`` (no carriage return; ``python -m json.tool`` reads it), on the
-  touched JSON files under ``doc/`` (:func:`.legacy.run_legacy`).
+Nova's ``tox -e pep8`` runs pre-commit's hooks (and, from 33.x on,
+mypy); pre-commit cannot clone its hook repositories here, so the harness
+runs the same tools itself, on the files a commit or the series touches.
+What is checked, with which tools and why: ``doc/harness.rst``, *The pep8
+job*.
 
 The modules, from the top down: this one (:func:`run`, a commit's or
 the series' checks), ``hooks`` (the planned hooks on the files),
