@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service, venv as ironic_dirs
+from novaseries.ironic import real_backend, service, venv as ironic_venv
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -137,14 +137,14 @@ class Real:
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx
         self.interval = real_backend.API_RETRY_INTERVAL
-        ironic_venv = service.ensure_venv(ctx.build, ctx.root)
+        venv = service.ensure_venv(ctx.build, ctx.root)
         self.runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.outdir = real_outdir(ctx, self.runid)
         self.outdir.mkdir(parents=True)
         self.ironics = {}
         for label in trees:
             ironic = service.RealIronic(
-                venv=ironic_venv, workdir=ironic_dirs.workdir(ctx.build),
+                venv=venv, workdir=ironic_venv.workdir(ctx.build),
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,
