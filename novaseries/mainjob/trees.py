@@ -10,7 +10,6 @@ the tree, with ``PYTHONPATH`` the tree and this checkout
 """
 
 import json
-import os
 import pathlib
 import signal
 import subprocess
@@ -19,7 +18,7 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table, scenario_table
-from novaseries.util import PACKAGE_PARENT, HarnessError, say
+from novaseries.util import HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
 PLAYER = 'novaseries.nova_side.player.play'
@@ -28,11 +27,12 @@ PLAYER = 'novaseries.nova_side.player.play'
 def player_env(target, venv, tree):
     """The environment of the player in ``tree``: the target's test
     environment (its mode's too), ``PYTHONPATH`` the tree and the
-    harness's code (:data:`~novaseries.util.PACKAGE_PARENT`, for
-    ``novaseries.scenarios``), ``OS_DEBUG=0``."""
+    harness's code (:func:`~novaseries.util.nova_side_pythonpath`, for
+    ``novaseries.scenarios``), ``OS_DEBUG=0`` (Nova's test logging at
+    INFO whatever the caller's environment says)."""
     env = venvs.test_env(target, venv, tree)
     env['OS_DEBUG'] = '0'
-    env['PYTHONPATH'] = os.pathsep.join([str(tree), str(PACKAGE_PARENT)])
+    env['PYTHONPATH'] = nova_side_pythonpath(tree)
     return env
 
 
