@@ -53,12 +53,12 @@ REAL_RUN_JSON = 'run-real.json'
 def fake_json(ctx):
     """Where a fake run writes its JSON unless told:
     ``build/results/run/``:data:`RUN_JSON`."""
-    return ctx.results('run') / RUN_JSON
+    return ctx.results(trees_mod.RESULTS) / RUN_JSON
 
 
 def real_outdir(ctx, runid):
     """The folder of the real run ``runid``: ``build/results/run/real/<runid>``."""
-    return ctx.results('run') / 'real' / runid
+    return ctx.results(trees_mod.RESULTS) / 'real' / runid
 
 
 class Fake:
@@ -193,7 +193,7 @@ class Real:
         own = self.outdir / RUN_JSON
         report.write_json(own, result)
         out = pathlib.Path(json_out) if json_out else \
-            self.ctx.results('run') / REAL_RUN_JSON
+            self.ctx.results(trees_mod.RESULTS) / REAL_RUN_JSON
         report.write_json(out, result)
         put(f"\nJSON: {own} (copied to {out}); requests and Ironic logs: "
             f"{self.outdir}")
