@@ -58,8 +58,8 @@ def chain(branches, release):
     if branch is None:
         raise HarnessError(f"release {release} is end of life: its branch is deleted and "
                            "takes no backport (its folders are for packagers only)")
-    if branch == "master":
-        raise HarnessError(f"release {release} is master: its commits are proposed as they "
+    if branch == targets_mod.DEVELOPMENT_BRANCH:
+        raise HarnessError(f"release {release} is {branch}: its commits are proposed as they "
                            "are, not backported")
     names = list(branches)
     above = [branches[r] for r in names[:names.index(release)] if branches[r] is not None]
@@ -247,7 +247,8 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
     mine = folder_patches(ctx, bugs)
     releases = {branch: release for release, branch in branches.items()}
     folders = targets_mod.gerrit_folders(ctx)
-    masters = {cid for release, branch in branches.items() if branch == "master"
+    masters = {cid for release, branch in branches.items()
+               if branch == targets_mod.DEVELOPMENT_BRANCH
                for cid in mine.get(release, {})}
     left = sorted(set(known) - set(bugs))
 
@@ -286,7 +287,7 @@ def backport(ctx, target, upstream, out, remote="origin", bugs=None):
             problems.append(f"{patch.name} {patch.subject!r} (Change-Id {patch.change_id}) "
                             f"has merged on {gerrit_branch} already, as {sha[:12]}")
 
-    master_ref, _ = upstream_ref(upstream, remote, "master")
+    master_ref, _ = upstream_ref(upstream, remote, targets_mod.DEVELOPMENT_BRANCH)
     wanted = {p.change_id for p in own if p.change_id in masters}
     found = {}
     for name in above:

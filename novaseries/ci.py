@@ -117,12 +117,18 @@ class Task:
         self.light = light
 
 
+#: How many tasks ``ci`` runs at once by default where there are that many
+#: cores or more (:func:`default_parallel`).
+DEFAULT_PARALLEL = 2
+
+
 def default_parallel():
-    """How many tasks ``ci`` runs at once by default: two where there are
-    two cores or more (one task's single-core phases -- venv installs,
-    test discovery, flake8, waits in tests and in the real services --
-    overlap the other's tests), else one."""
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
+    """How many tasks ``ci`` runs at once by default:
+    :data:`DEFAULT_PARALLEL` where there are that many cores or more (one
+    task's single-core phases -- venv installs, test discovery, flake8,
+    waits in tests and in the real services -- overlap the other's tests),
+    else one."""
+    return DEFAULT_PARALLEL if (os.cpu_count() or 1) >= DEFAULT_PARALLEL else 1
 
 
 def run_tasks(tasks, parallel):

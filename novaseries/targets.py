@@ -320,6 +320,9 @@ def gerrit_folders(ctx, path=None):
 #: ``[gerrit_branches]``: the value of a release at end of life (its
 #: branch deleted: no backports).
 EOL = "eol"
+#: Nova's development branch on Gerrit: ``[gerrit_branches]``'s first
+#: value; backports start from its commits.
+DEVELOPMENT_BRANCH = "master"
 
 
 def gerrit_branches(ctx, path=None):
@@ -338,13 +341,14 @@ def gerrit_branches(ctx, path=None):
         raise HarnessError(f"{where} must be a table of release = branch")
     branches = {}
     for i, (release, value) in enumerate(table.items()):
-        allowed = (("master",) if i == 0 else
+        allowed = ((DEVELOPMENT_BRANCH,) if i == 0 else
                    (f"stable/{release}", f"unmaintained/{release}", EOL))
         if value not in allowed:
             raise HarnessError(
                 f"{where}: {release} = {value!r}: expected "
-                + ('"master" (the first entry: the development branch)' if i == 0 else
+                + (f'"{DEVELOPMENT_BRANCH}" (the first entry: the development branch)'
+                   if i == 0 else
                    " or ".join(f'"{a}"' for a in allowed)
-                   + " (releases newest first, after master)"))
+                   + f" (releases newest first, after {DEVELOPMENT_BRANCH})"))
         branches[release] = None if value == EOL else value
     return branches

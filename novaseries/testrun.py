@@ -182,7 +182,7 @@ def pike_driver_outcomes(ctx):
     log_dir = ctx.results(ironic_venv.PIKE_RESULTS)
     outcomes = []
     with tree_mod.scratch_worktree(tree, "base",
-                                   ctx.build / "trees" / "pike-unpatched") as unpatched:
+                                   ctx.tree("pike-unpatched")) as unpatched:
         results = driver_runs.run_pike(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
             venvs.test_env(target, venv, tree), venv, build=ctx.build, log_dir=log_dir,

@@ -83,6 +83,13 @@ class Context:
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parent.parent
 
 
+def nova_side_pythonpath(tree):
+    """``PYTHONPATH`` for harness code run in Nova's venv from ``tree``:
+    the tree, then :data:`PACKAGE_PARENT` (``novaseries.nova_side`` and
+    what it imports of the harness)."""
+    return os.pathsep.join([str(tree), str(PACKAGE_PARENT)])
+
+
 def find_root():
     """The project root: the nearest ancestor of the cwd with targets/targets.toml,
     else the checkout this package lives in (:data:`PACKAGE_PARENT`)."""

@@ -1,6 +1,7 @@
 """The benchmark's table (specs, suites, statistics) and its report
 (no Nova needed: the players' records are dicts)."""
 
+import os
 import pathlib
 import re
 import shutil
@@ -521,6 +522,19 @@ with open(out, 'w') as f:
 '''
 
 
+class PlayerEnvTest(unittest.TestCase):
+    """mainjob.trees.player_env: the tree, then the harness's checkout, on
+    PYTHONPATH; Nova's debug logging off whatever the caller set."""
+
+    def test_pythonpath_and_os_debug(self):
+        target = mock.Mock(env={}, mode_name='')
+        with mock.patch.dict(os.environ, {'OS_DEBUG': '1'}):
+            env = mainjob_trees.player_env(target, '/v', '/t')
+        self.assertEqual(os.pathsep.join(['/t', str(util.PACKAGE_PARENT)]),
+                         env['PYTHONPATH'])
+        self.assertEqual('0', env['OS_DEBUG'])
+
+
 class BenchTreesTest(unittest.TestCase):
     """mainjob.trees.bench_trees: one process per run, one at a time, the
     first tree alternating."""
@@ -538,8 +552,9 @@ class BenchTreesTest(unittest.TestCase):
             self.trees[label] = tmp / 'trees' / label
         self.calls = tmp / 'trees' / 'calls'
         self.ctx = util.Context(tmp, tmp / 'build', tmp / 'sdists')
-        for name, value in (('PLAYER', 'fake_player'), ('PACKAGE_PARENT', tmp)):
-            patcher = mock.patch.object(mainjob_trees, name, value)
+        for module, name, value in ((mainjob_trees, 'PLAYER', 'fake_player'),
+                                    (util, 'PACKAGE_PARENT', tmp)):
+            patcher = mock.patch.object(module, name, value)
             patcher.start()
             self.addCleanup(patcher.stop)
         self.mainjob = mainjob_trees

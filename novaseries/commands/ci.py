@@ -17,8 +17,9 @@ def add_arguments(parser, ctx):
                (("--no-self-tests",), dict(action="store_true",
                                            help="skip the harness's own tests")),
                (("--jobs",), dict(type=common.positive, metavar="N",
-                                  help="targets and steps run at once (default: 2 "
-                                  "with 2 cores or more, else 1)")))
+                                  help="targets and steps run at once (default: "
+                                  f"{ci.DEFAULT_PARALLEL} with {ci.DEFAULT_PARALLEL} "
+                                  "cores or more, else 1)")))
 
 
 def run(ctx, args):

@@ -39,7 +39,7 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_dirs
+from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_venv
 from novaseries import modes as modes_mod, targets as targets_mod, testrun, venvs
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
@@ -151,11 +151,11 @@ def _install(ctx, args):
 def _start(ctx, args):
     if args.pike:
         ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
-                                 ironic_dirs.workdir(ctx.build), port=args.port,
+                                 ironic_venv.workdir(ctx.build), port=args.port,
                                  log=say)
     else:
         ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
-                                    ironic_dirs.workdir(ctx.build), port=args.port,
+                                    ironic_venv.workdir(ctx.build), port=args.port,
                                     fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
@@ -171,7 +171,7 @@ def _start(ctx, args):
 
 
 def _sweep(ctx, args):
-    n = service.sweep(ironic_dirs.workdir(ctx.build), log=say)
+    n = service.sweep(ironic_venv.workdir(ctx.build), log=say)
     print(f"{n} leftover process group(s) killed")
     return 0
 

@@ -86,7 +86,7 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     environment of a run of :data:`DRIVER_TESTS`' code in it: ``test_env``
     with the Ironic venv and the build folder (``REALIRONIC_VENV``,
     ``NOVASERIES_BUILD``) and ``PYTHONPATH`` the tree, then the harness's
-    code (:data:`novaseries.util.PACKAGE_PARENT`).
+    code (:func:`novaseries.util.nova_side_pythonpath`).
 
     :param tree: the Nova tree.
     :param test_env: Nova's test environment (:func:`run`'s).
@@ -103,7 +103,7 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
         raise service.RealIronicError(f"no Nova test venv at {nova_venv}")
     env = dict(test_env)
     env.update({
-        "PYTHONPATH": os.pathsep.join([str(tree), str(util.PACKAGE_PARENT)]),
+        "PYTHONPATH": util.nova_side_pythonpath(tree),
         "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
     })
     return python, env

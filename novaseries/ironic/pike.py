@@ -48,8 +48,8 @@ import urllib.request
 from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
-from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import default_build, ironic_venv
+from novaseries.ironic import venv as ironic_venv
+from novaseries.ironic.venv import default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ LOG = logging.getLogger(__name__)
 VENV_NAME = "ironic-pike"
 #: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
-IRONIC_VERSION = venv_mod.pinned_ironic(VENV_NAME)
+IRONIC_VERSION = ironic_venv.pinned_ironic(VENV_NAME)
 #: Bump when the venv's install recipe changes, to rebuild it.
 VENV_RECIPE = "2"
 
@@ -167,11 +167,11 @@ def ensure_venv(build=None, root=None):
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
     build = pathlib.Path(build or default_build())
-    return ironic_venv(
+    return ironic_venv.ironic_venv(
         venv_dir(build), lambda: util.find_interpreter("python2.7"),
-        venv_mod.pins_file(VENV_NAME, root),
+        ironic_venv.pins_file(VENV_NAME, root),
         VENV_RECIPE, ["--no-deps"],
-        util.results_dir(build, venv_mod.PIKE_RESULTS) / "venv-install.log",
+        util.results_dir(build, ironic_venv.PIKE_RESULTS) / "venv-install.log",
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 

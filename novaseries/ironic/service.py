@@ -43,8 +43,8 @@ import threading
 import time
 
 from novaseries import procs, util
-from novaseries.ironic import venv as venv_mod
-from novaseries.ironic.venv import base_python, default_build, ironic_venv
+from novaseries.ironic import venv as ironic_venv
+from novaseries.ironic.venv import base_python, default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ LOG = logging.getLogger(__name__)
 VENV_NAME = "ironic"
 #: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
-IRONIC_VERSION = venv_mod.pinned_ironic(VENV_NAME)
+IRONIC_VERSION = ironic_venv.pinned_ironic(VENV_NAME)
 #: Conductor host name: what ``reservation`` and "locked by host" show.
 CONDUCTOR_HOST = "ironic-local"
 
@@ -91,11 +91,11 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     :returns: the venv path (``pathlib.Path``).
     :raises RealIronicError: if venv creation or pip fails (with pip's tail).
     """
-    return ironic_venv(venv_dir(build), lambda: base_python(python),
-                       venv_mod.pins_file(VENV_NAME, root),
-                       VENV_RECIPE, [],
-                       util.results_dir(build or default_build(), venv_mod.RESULTS) /
-                       "venv-install.log", f"ironic {IRONIC_VERSION} venv")
+    return ironic_venv.ironic_venv(
+        venv_dir(build), lambda: base_python(python),
+        ironic_venv.pins_file(VENV_NAME, root), VENV_RECIPE, [],
+        util.results_dir(build or default_build(), ironic_venv.RESULTS) /
+        "venv-install.log", f"ironic {IRONIC_VERSION} venv")
 
 
 # --------------------------------------------------------------------------
@@ -206,7 +206,7 @@ class RealIronic:
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         procs.check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
-        self.workdir = pathlib.Path(workdir or venv_mod.workdir())
+        self.workdir = pathlib.Path(workdir or ironic_venv.workdir())
         self.host = host
         self.port = port
         self.image_port = image_port
@@ -441,7 +441,7 @@ _ACTIVE = set()
 def sweep(workdir=None, log=None):
     """:func:`novaseries.procs.sweep` of ``build/realironic`` (default),
     sparing this process's running instances."""
-    return procs.sweep(workdir or venv_mod.workdir(), active=_ACTIVE,
+    return procs.sweep(workdir or ironic_venv.workdir(), active=_ACTIVE,
                        log=log or LOG.warning)
 
 

@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service, venv as ironic_dirs
+from novaseries.ironic import real_backend, service, venv as ironic_venv
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -53,12 +53,12 @@ REAL_RUN_JSON = 'run-real.json'
 def fake_json(ctx):
     """Where a fake run writes its JSON unless told:
     ``build/results/run/``:data:`RUN_JSON`."""
-    return ctx.results('run') / RUN_JSON
+    return ctx.results(trees_mod.RESULTS) / RUN_JSON
 
 
 def real_outdir(ctx, runid):
     """The folder of the real run ``runid``: ``build/results/run/real/<runid>``."""
-    return ctx.results('run') / 'real' / runid
+    return ctx.results(trees_mod.RESULTS) / 'real' / runid
 
 
 class Fake:
@@ -137,14 +137,14 @@ class Real:
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx
         self.interval = real_backend.API_RETRY_INTERVAL
-        ironic_venv = service.ensure_venv(ctx.build, ctx.root)
+        venv = service.ensure_venv(ctx.build, ctx.root)
         self.runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.outdir = real_outdir(ctx, self.runid)
         self.outdir.mkdir(parents=True)
         self.ironics = {}
         for label in trees:
             ironic = service.RealIronic(
-                venv=ironic_venv, workdir=ironic_dirs.workdir(ctx.build),
+                venv=venv, workdir=ironic_venv.workdir(ctx.build),
                 fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,
@@ -193,7 +193,7 @@ class Real:
         own = self.outdir / RUN_JSON
         report.write_json(own, result)
         out = pathlib.Path(json_out) if json_out else \
-            self.ctx.results('run') / REAL_RUN_JSON
+            self.ctx.results(trees_mod.RESULTS) / REAL_RUN_JSON
         report.write_json(out, result)
         put(f"\nJSON: {own} (copied to {out}); requests and Ironic logs: "
             f"{self.outdir}")

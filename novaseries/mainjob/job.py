@@ -83,7 +83,8 @@ def owned(ctx):
     writes its players' results there (the fake Ironic's, ``run --tree``)
     waits for another one, which would overwrite them.  The trees are
     shared (``tree.prepare`` locks each while it builds it)."""
-    return file_lock(ctx.build / 'run.lock', 'the main job (build/results/run)')
+    return file_lock(ctx.build / trees_mod.LOCK,
+                     f'the main job (build/results/{trees_mod.RESULTS})')
 
 
 def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, modes):
@@ -227,7 +228,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
             put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
                 f"{judge.fixed_verdict(problems)}")
         result['by_mode'][mode] = data
-    out = pathlib.Path(json_out) if json_out else ctx.results('run') / \
+    out = pathlib.Path(json_out) if json_out else ctx.results(trees_mod.RESULTS) / \
         'tree.json'
     report.write_json(out, result)
     put(f"\nJSON: {out}\n{tree}: {total - wrong} of {total} scenarios right "

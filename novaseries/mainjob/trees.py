@@ -10,7 +10,6 @@ the tree, with ``PYTHONPATH`` the tree and this checkout
 """
 
 import json
-import os
 import pathlib
 import signal
 import subprocess
@@ -19,20 +18,27 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table, scenario_table
-from novaseries.util import PACKAGE_PARENT, HarnessError, say
+from novaseries.util import HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
 PLAYER = 'novaseries.nova_side.player.play'
+#: The main job's results folder: ``build/results/RESULTS``.
+RESULTS = 'run'
+#: The folder of the main job's trees: ``build/TREES_DIR/<tree label>``.
+TREES_DIR = 'run'
+#: The lock file of the main job's results: ``build/LOCK``.
+LOCK = 'run.lock'
 
 
 def player_env(target, venv, tree):
     """The environment of the player in ``tree``: the target's test
     environment (its mode's too), ``PYTHONPATH`` the tree and the
-    harness's code (:data:`~novaseries.util.PACKAGE_PARENT`, for
-    ``novaseries.scenarios``), ``OS_DEBUG=0``."""
+    harness's code (:func:`~novaseries.util.nova_side_pythonpath`, for
+    ``novaseries.scenarios``), ``OS_DEBUG=0`` (Nova's test logging at
+    INFO whatever the caller's environment says)."""
     env = venvs.test_env(target, venv, tree)
     env['OS_DEBUG'] = '0'
-    env['PYTHONPATH'] = os.pathsep.join([str(tree), str(PACKAGE_PARENT)])
+    env['PYTHONPATH'] = nova_side_pythonpath(tree)
     return env
 
 
@@ -78,7 +84,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
     :param extra_args: {label: more player arguments} (``--ironic real``).
     :raises HarnessError: if a player process fails without writing JSON.
     """
-    outdir = pathlib.Path(outdir or ctx.results('run'))
+    outdir = pathlib.Path(outdir or ctx.results(RESULTS))
     outdir.mkdir(parents=True, exist_ok=True)
     running = {}
     for label, tree in trees.items():
@@ -157,7 +163,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
     :returns: {label: [record, ...]} (keys: ``bench_table.RECORD``); a run
         that wrote no record gives one with its ``error``.
     """
-    outdir = ctx.results('run')
+    outdir = ctx.results(RESULTS)
     outdir.mkdir(parents=True, exist_ok=True)
     records = {label: [] for label in trees}
     logs = {label: outdir / f"{result_stem(label, target)}.bench.log" for label in trees}
@@ -235,7 +241,7 @@ def prepare_trees(ctx, target):
     """
     repro = reproducer_patch(target)
     fixed = targets_mod.stack_target(ctx, target.release)
-    base = ctx.build / 'run'
+    base = ctx.build / TREES_DIR
     trees = {}
     repro_label, fixed_label = scenario_table.TREES
     for label, tgt, upto in ((repro_label, target, repro.name),

@@ -117,5 +117,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    os.environ.setdefault('OS_DEBUG', '0')
     sys.exit(main())
