@@ -1256,7 +1256,7 @@ class EvaluateTest(unittest.TestCase):
                 ('bug reproduced: x', judge.BUG_REPRODUCED),
                 ("as on nova 34.0.0: the fixed tree's checks hold too",
                  judge.AS_RELEASED), ('', None), (None, None)):
-            self.assertEqual(expected, judge.kind(verdict), verdict)
+            self.assertEqual(expected, judge.verdict_kind(verdict), verdict)
         self.assertEqual('WRONG: a; b', judge.fixed_verdict(['a', 'b']))
         self.assertEqual('ok', judge.fixed_verdict([]))
 
