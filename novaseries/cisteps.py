@@ -83,9 +83,9 @@ def _scenario_counts(per_mode):
     showed the bug on the reproducer tree)`` of one mode of run.json."""
     fixed = per_mode["fixed"]["scenarios"]
     # not "ok": wrong, or no verdict at all (the scenario did not happen)
-    wrong = sum(1 for obs in fixed if judge.kind(obs.get("verdict")) != judge.OK)
+    wrong = sum(1 for obs in fixed if judge.verdict_kind(obs.get("verdict")) != judge.OK)
     shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
-                if judge.kind(obs.get("verdict")) == judge.BUG_REPRODUCED)
+                if judge.verdict_kind(obs.get("verdict")) == judge.BUG_REPRODUCED)
     return fixed, wrong, shown
 
 
@@ -117,22 +117,22 @@ def _scenario_problems(per_mode, asked):
                        f"tree (missing: {', '.join(missing)})")
     reproducer = per_mode["reproducer"]["scenarios"]
     unexpected = [obs for obs in reproducer
-                  if judge.kind(obs.get("verdict")) == judge.UNEXPECTED]
+                  if judge.verdict_kind(obs.get("verdict")) == judge.UNEXPECTED]
     if unexpected:
         failures += len(unexpected)
         why.append("the reproducer tree did not do what its column says: " + "; ".join(
             f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in unexpected))
-    errors = [obs for obs in reproducer if judge.kind(obs.get("verdict")) == judge.ERROR]
+    errors = [obs for obs in reproducer if judge.verdict_kind(obs.get("verdict")) == judge.ERROR]
     if errors:
         failures += len(errors)
         why.append("no verdict on the reproducer tree: " + "; ".join(
             f"{obs.get('scenario', '?')} ({obs['verdict']})" for obs in errors))
     unplayable = [obs.get("scenario", "?") for obs in reproducer
-                  if judge.kind(obs.get("verdict")) == judge.NOT_PLAYABLE]
+                  if judge.verdict_kind(obs.get("verdict")) == judge.NOT_PLAYABLE]
     if unplayable:
         why.append("not playable on the reproducer tree (declared): "
                    + ", ".join(unplayable))
-    if reproducer and not any(judge.kind(obs.get("verdict")) == judge.BUG_REPRODUCED
+    if reproducer and not any(judge.verdict_kind(obs.get("verdict")) == judge.BUG_REPRODUCED
                               for obs in reproducer):
         failures += 1
         why.append("the reproducer tree showed the bug in no scenario")
@@ -144,7 +144,7 @@ def _wrong_text(fixed):
     verdict is not "ok", so that CI's own summary names what failed."""
     return "; ".join(f"{obs.get('scenario', '?')} "
                      f"({obs.get('verdict') or 'no verdict'})"
-                     for obs in fixed if judge.kind(obs.get("verdict")) != judge.OK)
+                     for obs in fixed if judge.verdict_kind(obs.get("verdict")) != judge.OK)
 
 
 def _scenario_outcome(name, per_mode, asked, note_end=""):

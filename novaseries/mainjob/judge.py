@@ -27,18 +27,18 @@ UNEXPECTED = 'unexpected: '
 NOT_PLAYABLE = 'not playable '
 BUG_REPRODUCED = 'bug reproduced'
 AS_RELEASED = 'as on '
-KINDS = (OK, WRONG, ERROR, UNEXPECTED, NOT_PLAYABLE, BUG_REPRODUCED,
-         AS_RELEASED)
+VERDICT_KINDS = (OK, WRONG, ERROR, UNEXPECTED, NOT_PLAYABLE,
+                 BUG_REPRODUCED, AS_RELEASED)
 
 
-def kind(verdict):
+def verdict_kind(verdict):
     """The kind of ``verdict`` (a text of :func:`evaluate`, or None): the
-    one of :data:`KINDS` it begins with (:data:`OK`: it is exactly that);
+    one of :data:`VERDICT_KINDS` it begins with (:data:`OK`: it is exactly that);
     None for no verdict or another text."""
     verdict = verdict or ''
     if verdict == OK:
         return OK
-    return next((k for k in KINDS if k != OK and verdict.startswith(k)),
+    return next((k for k in VERDICT_KINDS if k != OK and verdict.startswith(k)),
                 None)
 
 
@@ -185,11 +185,11 @@ def mode_summary(mode, data, wrong):
     ``unexpected``, or that it cannot play (declared), if any."""
     fixed = len(data['fixed']['scenarios'])
     lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
-    for verdict_kind, what in ((ERROR, 'with no verdict'),
-                               (UNEXPECTED, 'unexpected'),
-                               (NOT_PLAYABLE, 'not playable there (declared)')):
+    for wanted, what in ((ERROR, 'with no verdict'),
+                         (UNEXPECTED, 'unexpected'),
+                         (NOT_PLAYABLE, 'not playable there (declared)')):
         names = [o['scenario'] for o in data['reproducer']['scenarios']
-                 if kind(o.get('verdict')) == verdict_kind]
+                 if verdict_kind(o.get('verdict')) == wanted]
         if names:
             lines.append(f"reproducer tree: {len(names)} scenario(s) {what} "
                          f"({', '.join(names)})")

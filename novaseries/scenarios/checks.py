@@ -2,7 +2,8 @@
 (``scenario.Scenario``'s ``reproducer`` and ``fixed``): functions of
 one observation (a dict, keys ``scenario_table.OBSERVATION``) that return a
 problem string or None, and what the other check modules build on
-(:func:`missing`, :func:`formatted`, :func:`find_node`, :data:`REAL`).
+(:func:`missing`, :func:`formatted`, :func:`find_node`, :data:`REAL`,
+the ``hooks_fired`` labels: :func:`fired`, :func:`fired_action`).
 
 The end-state invariant is in ``invariant``, the API outage's checks in
 ``outage_checks``, the bounds on the user's wait in ``bounds``, and the
@@ -17,6 +18,39 @@ from novaseries.scenarios.texts import ABORTED
 
 #: The backend of ``run --ironic real`` (the observation's ``backend``).
 REAL = 'real Ironic'
+
+#: The steps the player records in an observation's ``hooks_fired``
+#: (labels made by :func:`fired`) besides the actions of
+#: ``scenario.ACTIONS``: the end of an API outage, and Ironic refusing
+#: the build clean-up's tear-down (kind ``cleanup-fail-delete``).
+API_UP = 'api-up'
+REFUSE_TEARDOWN = 'refuse-teardown'
+#: When a step ran, in its ``hooks_fired`` label, if not at a poll: on
+#: the first read the API refused, or once the build had settled.
+FIRST_REFUSED = 'first-refused'
+SETTLED = 'settled'
+
+
+def fired(action, at):
+    """The ``hooks_fired`` label of a step: ``action`` (an action, or
+    :data:`API_UP`/:data:`REFUSE_TEARDOWN`) run ``at`` a poll count of
+    its node (int), or :data:`FIRST_REFUSED`/:data:`SETTLED`."""
+    return '%s@%s' % (action, at)
+
+
+def fired_action(label):
+    """The action of a ``hooks_fired`` label made by :func:`fired`;
+    None if ``label`` is not one."""
+    action, at, _ = label.partition('@')
+    return action if at else None
+
+
+#: The ``hooks_fired`` labels of an outage's end: the API came back on
+#: the first read it refused, or once the build had settled; and of the
+#: user's delete on that first refused read (``api-down-delete``).
+API_UP_AT_REFUSAL = fired(API_UP, FIRST_REFUSED)
+API_UP_SETTLED = fired(API_UP, SETTLED)
+USER_DELETE_AT_REFUSAL = fired('user-delete', FIRST_REFUSED)
 
 # Each check takes the observation dict (keys: OBSERVATION) and returns a
 # problem string or None; ``text`` says what it checks (``run --list``).
@@ -329,7 +363,8 @@ def teardown_refused(obs):
     ``cleanup-fail-delete`` kind's step): the clean-up failed."""
     if problem := missing(obs, 'hooks_fired'):
         return problem
-    if not any(h.startswith('refuse-teardown@') for h in obs['hooks_fired']):
+    if not any(fired_action(h) == REFUSE_TEARDOWN
+               for h in obs['hooks_fired']):
         return 'no tear-down request was refused'
 
 

@@ -1,36 +1,39 @@
-"""The checks of the API outage scenarios (kinds ``outage`` and
-``outage-delete``): the outage happened as defined, and what the server
-was when the API came back (functions of one observation, ``checks``).
+"""The checks of the API outage scenarios (the outage actions,
+``scenario.OUTAGE_ACTIONS``): the outage happened as defined, and what the
+server was when the API came back (functions of one observation,
+``checks``).
 
 Standard library only: the scenario player imports it in Nova's venv.
 """
 
-from novaseries.scenarios.checks import formatted, missing
+from novaseries.scenarios.checks import (
+    API_UP_AT_REFUSAL, API_UP_SETTLED, fired_action, formatted, missing,
+    USER_DELETE_AT_REFUSAL)
+from novaseries.scenarios.scenario import OUTAGE_ACTIONS
 
 
 def outage(back, delete=False):
     """The scenario's API outage happened as defined: the API went down
-    (``api-blip``/``api-down``/``api-down-delete`` in ``hooks_fired``)
-    and, with ``back``, came back on the event of the first read it
-    refused (``api-up@first-refused``), else only once the build had
-    settled (``api-up@settled``); with ``delete``, the user deleted the
-    server on the event of the first read it refused
-    (``user-delete@first-refused``), before the API came back."""
-    want = 'api-up@first-refused' if back else 'api-up@settled'
+    (one of ``OUTAGE_ACTIONS`` in ``hooks_fired``) and, with ``back``,
+    came back on the event of the first read it refused
+    (``API_UP_AT_REFUSAL``), else only once the build had settled
+    (``API_UP_SETTLED``); with ``delete``, the user deleted the server on
+    the event of the first read it refused (``USER_DELETE_AT_REFUSAL``),
+    before the API came back."""
+    want = API_UP_AT_REFUSAL if back else API_UP_SETTLED
 
     def check(obs):
         if problem := missing(obs, 'hooks_fired'):
             return problem
         fired = obs['hooks_fired']
         downs = [i for i, h in enumerate(fired)
-                 if h.startswith(('api-blip@', 'api-down@',
-                                  'api-down-delete@'))]
+                 if fired_action(h) in OUTAGE_ACTIONS]
         if not downs:
             return 'the API never went down: %s' % fired
         if want not in fired[downs[0]:]:
             return 'the API did not come back as defined (%s): %s' % (
                 want, fired)
-        if delete and 'user-delete@first-refused' not in fired[
+        if delete and USER_DELETE_AT_REFUSAL not in fired[
                 downs[0]:fired.index(want, downs[0])]:
             return ('the user did not delete the server at the first read '
                     'the API refused: %s' % fired)

@@ -14,7 +14,8 @@ import typing
 
 from novaseries.scenarios.bounds import (
     DEFAULT_MAX_POLLS, polls_at_most, real_seconds, seconds_at_most)
-from novaseries.scenarios.checks import no_foreign_uuid
+from novaseries.scenarios.checks import (
+    fired_action, no_foreign_uuid, USER_DELETE_AT_REFUSAL)
 from novaseries.scenarios.invariant import end_state, END_STATE
 
 #: What a scenario's ``kind`` plays: kind -> what (the player's method
@@ -109,6 +110,9 @@ MAIN_THREAD_DELETE_ACTIONS = frozenset(['user-delete', 'api-down-delete'])
 OTHER_INSTANCE_ACTIONS = frozenset(['reassociate'])
 assert HELD_ACTIONS | DEPLOY_FAIL_ACTIONS | ENDING_DEPLOY_ACTIONS | \
     AFTERMATH_ACTIONS | MAIN_THREAD_DELETE_ACTIONS | OTHER_INSTANCE_ACTIONS <= set(ACTIONS)
+# (the ``hooks_fired`` label of the user's delete at the API's first
+# refusal names a main-thread delete)
+assert fired_action(USER_DELETE_AT_REFUSAL) in MAIN_THREAD_DELETE_ACTIONS
 
 #: Driver reads a deploy stays in ``deploying`` (the conductor holds the
 #: node's lock: a tear-down is refused with 409), unless a scenario says.

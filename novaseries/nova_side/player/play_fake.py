@@ -9,6 +9,7 @@ import nova.tests.functional  # noqa: F401  isort:skip
 
 from novaseries.nova_side.player import counting_ironic  # noqa: E402
 from novaseries.nova_side.player.scenario_case import ScenarioTest  # noqa: E402
+from novaseries.scenarios.checks import API_UP_AT_REFUSAL, API_UP_SETTLED  # noqa: E402
 
 #: How long a scenario against the fake Ironic may take to settle, and a
 #: step to come, in seconds (wall clock): the fake's tear-downs and
@@ -66,7 +67,7 @@ class FakeScenarioTest(ScenarioTest):
         self.ironic.api_down(answer)
         if back:
             def api_back(node):
-                fired.append('api-up@first-refused')
+                fired.append(API_UP_AT_REFUSAL)
                 self.ironic.api_up()
                 self.ironic.release(node)
 
@@ -77,5 +78,5 @@ class FakeScenarioTest(ScenarioTest):
 
     def _api_up(self):
         """End the outage of ``api-down`` (kind ``outage-delete``)."""
-        self._acted.setdefault('fired', []).append('api-up@settled')
+        self._acted.setdefault('fired', []).append(API_UP_SETTLED)
         self.ironic.api_up()

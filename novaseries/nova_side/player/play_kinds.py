@@ -16,6 +16,7 @@ from nova import context as nova_context  # noqa: E402
 from nova import objects  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
 
+from novaseries.scenarios.checks import fired, REFUSE_TEARDOWN  # noqa: E402
 from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS  # noqa: E402
 
 #: The player's method for each kind of ``scenario.KINDS``.
@@ -274,7 +275,8 @@ class KindPlayers:
         def unavailable_once(node, target, *args, **kwargs):
             if target == 'deleted' and proxy.side_effect is unavailable_once:
                 proxy.side_effect = real
-                acted.setdefault('fired', []).append('refuse-teardown@%d' % (
+                acted.setdefault('fired', []).append(fired(
+                    REFUSE_TEARDOWN,
                     self.ironic.polls(getattr(node, 'id', node))))
                 raise sdk_exc.HttpException(message='503 Service Unavailable')
             return real(node, target, *args, **kwargs)

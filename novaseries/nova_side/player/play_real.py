@@ -20,6 +20,7 @@ import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
 from novaseries.nova_side.player.scenario_case import ScenarioTest  # noqa: E402
+from novaseries.scenarios.checks import API_UP_AT_REFUSAL, API_UP_SETTLED  # noqa: E402
 from novaseries.scenarios.scenario import (  # noqa: E402
     ACT_IN_REBUILD_KINDS, AFTERMATH_ACTIONS, DEPLOY_FAIL_ACTIONS,
     ENDING_DEPLOY_ACTIONS, OUTAGE_ACTIONS)
@@ -155,7 +156,7 @@ class RealScenarioTest(ScenarioTest):
         proxy = self.api_proxy
 
         def back_on_first_refusal():
-            fired.append('api-up@first-refused')
+            fired.append(API_UP_AT_REFUSAL)
             proxy.up()
 
         first = None
@@ -166,7 +167,7 @@ class RealScenarioTest(ScenarioTest):
         proxy.down(answer, on_first_refusal=first)
 
     def _api_up(self):
-        self._acted.setdefault('fired', []).append('api-up@settled')
+        self._acted.setdefault('fired', []).append(API_UP_SETTLED)
         self.api_proxy.up()
 
     def _node_view(self, node_id):

@@ -20,6 +20,7 @@ from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 
 from novaseries.nova_side.player.play_kinds import KIND_PLAYERS, KindPlayers  # noqa: E402
 from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
+from novaseries.scenarios.checks import fired, USER_DELETE_AT_REFUSAL  # noqa: E402
 from novaseries.scenarios.scenario import ACTIONS, HELD_ACTIONS, KINDS  # noqa: E402
 from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
@@ -240,8 +241,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
 
         :raises AssertionError: the delete did not come in time.
         """
-        self._acted.setdefault('fired', []).append(
-            'user-delete@first-refused')
+        self._acted.setdefault('fired', []).append(USER_DELETE_AT_REFUSAL)
         self._user_delete.set()
         if not self._delete_accepted.wait(self.SETTLE_TIMEOUT):
             raise AssertionError('the user delete did not come')
@@ -286,8 +286,8 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
                                                 node=node_id,
                                                 **({'loop': loop[0]}
                                                    if loop else {}))
-                acted['fired'].append('%s@%d' % (
-                    action, self.ironic.polls(node_id)))
+                acted['fired'].append(fired(action,
+                                            self.ironic.polls(node_id)))
                 self._act(action, node_id, acted['server'])
                 if first:
                     first_done.set()
