@@ -5,7 +5,7 @@
   ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the fixed driver against the
   real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run on
   the tree a packager of nova 34.0.0 ships (master-all) in its venv;
-* ``pike against Ironic 9.1.7``: ``novaseries/nova_side/pike_driver_tests`` (pike's
+* ``pike against Ironic <pike.IRONIC_VERSION>``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree
   (:func:`novaseries.testrun.pike_driver_outcomes`, which ``ironic
@@ -24,10 +24,11 @@
   (:func:`novaseries.targets.mypy_targets`; the hooks of the job run at
   every commit, in ``testrun.test_tree``).
 
-Each runs in the default mode of targets.toml ``[modes]``
-(:func:`novaseries.modes.default_modes`: the one nova 34.0.0 runs
-nova-compute in, within CI's time; ``ironic driver-tests --mode eventlet`` and
-``run --mode both`` run the other one).
+The real-Ironic and main job steps run in the default mode of
+targets.toml ``[modes]`` (:func:`novaseries.modes.default_modes`: the one
+nova 34.0.0 runs nova-compute in, within CI's time; ``ironic driver-tests
+--mode eventlet`` and ``run --mode both`` run the other one); pike's
+step in pike's own (eventlet) and the mypy steps in none.
 """
 
 import json

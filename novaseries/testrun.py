@@ -1,7 +1,8 @@
 """Nova's targeted tests and flake8 on a tree, in each of the target's
 modes, as a list of :class:`~novaseries.outcomes.Outcome` (for ``test``,
 check-commits, ``ci``, ``mutate``); pike's driver end to end against
-Ironic 9.1.7 on its unpatched and patched tree (:func:`pike_driver_outcomes`).
+the pike-era Ironic on its unpatched and patched tree
+(:func:`pike_driver_outcomes`).
 
 The parts: the venvs (:mod:`novaseries.venvs`), what runs
 (:mod:`novaseries.selecting`), one stestr run and its counts

@@ -299,7 +299,7 @@ def venv_dir(build, name):
 
 
 #: The interpreter of the venvs the harness builds for its tools from
-#: ``pins/`` (the pep8 job's tools, Ironic 39.0.0): their pins are frozen
+#: ``pins/`` (the pep8 job's tools, the Ironic of pins/ironic.txt): their pins are frozen
 #: for it.
 TOOLS_PYTHON = "python3.11"
 

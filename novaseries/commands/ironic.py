@@ -176,7 +176,7 @@ def _sweep(ctx, args):
     return 0
 
 
-def _nova_side(ctx, args):
+def _nova_tree_env(ctx, args):
     """``(tree, Nova's test environment, venv)`` of driver-tests and
     hang-probe: ``--tree``, ``--nova-venv`` or their variables, else those
     of :func:`~novaseries.targets.driver_tests_target` in ``--mode``, and
@@ -205,13 +205,13 @@ def _driver_tests(ctx, args):
     if args.pike:
         outcomes = testrun.pike_driver_outcomes(ctx)
         return common.report(outcomes) if outcomes else 1
-    tree, env, venv = _nova_side(ctx, args)
+    tree, env, venv = _nova_tree_env(ctx, args)
     return driver_runs.run(tree, env, venv, build=ctx.build, pattern=args.pattern,
                            expect=args.expect, root=ctx.root)
 
 
 def _hang_probe(ctx, args):
-    tree, env, venv = _nova_side(ctx, args)
+    tree, env, venv = _nova_tree_env(ctx, args)
     return hang_probe_run.run(tree, env, venv, args.timeout, retries=args.retries,
                               unset_for=args.unset_for, build=ctx.build, root=ctx.root)
 

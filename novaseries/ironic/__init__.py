@@ -19,9 +19,9 @@
   ``novaseries ironic hang-probe``.
 
 Imports point down (their order: ``ORDER`` of tests/test_ironic_layout.py,
-which checks it); of the rest of the harness, only :mod:`novaseries.procs`
-and :mod:`novaseries.util` (the targets, trees and venvs the driver tests
-run in are given by the callers:
+which checks it); of the rest of the harness, only :mod:`novaseries.procs`,
+:mod:`novaseries.util` and :mod:`novaseries.scenarios.scenario` (the
+targets, trees and venvs the driver tests run in are given by the callers:
 :mod:`novaseries.commands.ironic`, :mod:`novaseries.cisteps`,
 :func:`novaseries.testrun.pike_driver_outcomes`).  Everything here is
 standard library only: the code in Nova's venv

@@ -185,8 +185,8 @@ class RealIronic:
         error (RealIronicError), not silently replaced.
     :param image_port: port of the image server; None picks a free one.
     :param fake_delays: whole seconds each fake power and boot action takes
-        (``[fake] power_delay/boot_delay``); 1 makes ``deploying`` last about
-        3.4 s and ``deleting`` about 4.1 s, long enough to act on.
+        (``[fake] power_delay/boot_delay``): with 1 or more ``deploying``
+        and ``deleting`` last long enough to act on.
     :param callback_timeout: ``[conductor] deploy_callback_timeout`` (s).
     :param keep: keep the run directory after a clean stop (logs, DB).
     :param extra_conf: ini text, passed as a second ``--config-file``

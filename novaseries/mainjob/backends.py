@@ -21,9 +21,9 @@ from novaseries.scenarios import scenario_table
 from novaseries.util import HarnessError, say
 
 #: ``[fake]`` options of the real Ironic of ``run --ironic real``: each
-#: fake power and boot action, and each call of the ``fake`` deploy
-#: interface, takes ``real_backend.FAKE_DELAY`` seconds (why: there).
-REAL_FAKE_DELAYS = real_backend.FAKE_DELAY
+#: fake power and boot action (``fake_delays``), and each call of the
+#: ``fake`` deploy interface, takes ``real_backend.FAKE_DELAY`` seconds
+#: (why: there).
 REAL_EXTRA_CONF = service.fake_deploy_conf(real_backend.FAKE_DELAY)
 
 
@@ -48,6 +48,8 @@ def real_scenarios(names=()):
 RUN_JSON = 'run.json'
 #: The copy of the latest real run's JSON in ``build/results/run``.
 REAL_RUN_JSON = 'run-real.json'
+#: ``run --tree``'s JSON in ``build/results/run``.
+TREE_JSON = 'tree.json'
 
 
 def fake_json(ctx):
@@ -145,7 +147,7 @@ class Real:
         for label in trees:
             ironic = service.RealIronic(
                 venv=venv, workdir=ironic_venv.workdir(ctx.build),
-                fake_delays=REAL_FAKE_DELAYS, extra_conf=REAL_EXTRA_CONF)
+                fake_delays=real_backend.FAKE_DELAY, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,
                            self.outdir / f"ironic-{label}.log")

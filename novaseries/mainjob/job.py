@@ -42,7 +42,7 @@ def run_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=No
              json_out=None):
     """``run --ironic real``: the scenarios through Nova's whole stack
     (API, conductor, scheduler, placement, compute with the real
-    ``IronicDriver``) against a real Ironic 39.0.0 on 127.0.0.1, one per
+    ``IronicDriver``) against a real Ironic (``pins/ironic.txt``) on 127.0.0.1, one per
     tree, on the reproducer and the fixed tree, in each of ``modes``.
 
     Each tree's player binds the scenarios to its Ironic
@@ -229,7 +229,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
                 f"{judge.fixed_verdict(problems)}")
         result['by_mode'][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results(trees_mod.RESULTS) / \
-        'tree.json'
+        backends.TREE_JSON
     report.write_json(out, result)
     put(f"\nJSON: {out}\n{tree}: {total - wrong} of {total} scenarios right "
         f"({', '.join(modes)} mode)")

@@ -6,7 +6,7 @@ check), :func:`evaluate` a run (each observation's ``problems`` and
 ``verdict``; the fixed tree's count of wrong scenarios),
 :func:`bug_reasons` (why the reproducer tree shows the bug) and
 :func:`mode_summary` (the counts of a mode, as the summary line says
-them).  A verdict's kind (:func:`kind`) is how its text begins: the
+them).  A verdict's kind (:func:`verdict_kind`) is how its text begins: the
 constants below.
 """
 

@@ -6,7 +6,7 @@ Python: the only part of ``novaseries`` that imports Nova or its libraries.
   (``novaseries run``, :mod:`novaseries.mainjob.trees`; its modules: its
   ``__init__``);
 * ``driver_tests/``: the contract and end-to-end tests of Nova's ironic
-  driver against a real Ironic 39.0.0, run by path in Nova's test venv
+  driver against a real Ironic (pins/ironic.txt), run by path in Nova's test venv
   (``novaseries ironic driver-tests``, :mod:`novaseries.ironic.driver_runs`);
 * ``pike_driver_tests/``: stable/pike's, Python 2.7 code, run by path in
   pike's venv (``driver-tests --pike``);

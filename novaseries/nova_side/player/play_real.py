@@ -1,6 +1,6 @@
 """Playing a scenario against a real Ironic (``run --ironic real``):
 :class:`RealScenarioTest`, the player's :class:`ScenarioTest` with
-Nova's baremetal connection bound to a real Ironic 39.0.0 on 127.0.0.1
+Nova's baremetal connection bound to a real Ironic (pins/ironic.txt) on 127.0.0.1
 through ``real_backend.RealIronicBackend``, each scenario's requests kept
 (``request_log``).
 """
