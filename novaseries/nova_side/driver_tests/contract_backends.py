@@ -128,13 +128,13 @@ def actions(real):
 def check_backend(cls):
     """``cls.ACTIONS`` has exactly the actions the scenarios' steps name on
     such a backend (:func:`actions` of ``cls.real``), each a method of
-    ``cls``.
+    ``cls`` of the same name.
 
     :raises RuntimeError: they do not match (the backend cannot play the
         scenarios).
     """
-    wrong = sorted(set(cls.ACTIONS) ^ actions(cls.real)) + sorted(
-        m for m in cls.ACTIONS.values() if not callable(getattr(cls, m, None)))
+    wrong = sorted(cls.ACTIONS ^ actions(cls.real)) + sorted(
+        a for a in cls.ACTIONS if not callable(getattr(cls, a, None)))
     if wrong:
         raise RuntimeError('%s does not match the contract scenarios: %s'
                            % (cls.__name__, ', '.join(wrong)))
@@ -166,14 +166,8 @@ class RealBackend(contract_scenarios.Backend):
                 {'image_os_hash_algo': 'sha256',
                  'image_os_hash_value': self.service.image_sha256})
 
-    ACTIONS = {
-        'driver_clear_instance': 'driver_clear_instance',
-        'undeploy': 'undeploy',
-        'delete': 'delete',
-        'maintenance': 'maintenance',
-        'abort_sdk': 'abort_sdk',
-        'abort': 'abort',
-    }
+    ACTIONS = frozenset(['driver_clear_instance', 'undeploy', 'delete',
+                         'maintenance', 'abort_sdk', 'abort'])
 
     def driver_clear_instance(self, node):
         # IronicDriver._remove_instance_info_from_node(), through Nova's
@@ -259,13 +253,8 @@ class FakeBackend(contract_scenarios.Backend):
         with self.fixture._polling('deploy', instance):
             return super().poll(node, instance)
 
-    ACTIONS = {
-        'driver_clear_instance': 'driver_clear_instance',
-        'undeploy': 'undeploy',
-        'delete': 'delete',
-        'maintenance': 'maintenance',
-        'abort': 'abort',
-    }
+    ACTIONS = frozenset(['driver_clear_instance', 'undeploy', 'delete',
+                         'maintenance', 'abort'])
 
     def driver_clear_instance(self, node):
         self.proxy.update_node(node, instance_id=None, instance_info={})

@@ -226,9 +226,10 @@ class Backend:
     proxy = None
     #: a real Ironic (False: the fake, which skips ``real_only`` steps)
     real = False
-    #: the operator actions of the steps -> the name of the method doing
-    #: one (``method(node)``; ``contract_backends.check_backend``)
-    ACTIONS = {}
+    #: the operator actions of the steps this backend plays, each done by
+    #: its method of that name, ``action(node)``
+    #: (``contract_backends.check_backend``)
+    ACTIONS = frozenset()
     #: max polls for one PollUntil step
     max_polls = 60
 
@@ -253,7 +254,7 @@ class Backend:
         """
         if action not in self.ACTIONS:
             raise ValueError(action)
-        getattr(self, self.ACTIONS[action])(node)
+        getattr(self, action)(node)
 
     def pause(self):
         """Between two polls (real: a short sleep; fake: nothing)."""

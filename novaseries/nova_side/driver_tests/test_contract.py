@@ -108,6 +108,41 @@ class TestRealIronic(testtools.TestCase):
             self.assertEqual({'1.109'}, sent[key], key)
 
 
+class TestBackendActions(testtools.TestCase):
+    """A backend plays exactly the contract scenarios' actions."""
+
+    def backend(self, actions, real=False):
+        ns = {'real': real, 'ACTIONS': frozenset(actions)}
+        ns.update((a, lambda self, node, a=a: self.done.append((a, node)))
+                  for a in contract_backends.actions(real))
+        return type('Probe', (contract_scenarios.Backend,), ns)
+
+    def test_each_backend_matches(self):
+        for cls in (contract_backends.RealBackend,
+                    contract_backends.FakeBackend):
+            self.assertEqual(contract_backends.actions(cls.real), cls.ACTIONS)
+
+    def test_missing_or_extra_action_refused(self):
+        played = contract_backends.actions(False)
+        for actions in (played - {'undeploy'}, played | {'rebuild'}):
+            e = self.assertRaises(RuntimeError, contract_backends.check_backend,
+                                  self.backend(actions))
+            self.assertIn('Probe does not match', str(e))
+
+    def test_action_without_method_refused(self):
+        cls = self.backend(contract_backends.actions(False))
+        del cls.undeploy
+        e = self.assertRaises(RuntimeError, contract_backends.check_backend, cls)
+        self.assertIn('undeploy', str(e))
+
+    def test_operator_calls_the_action_method(self):
+        backend = self.backend(contract_backends.actions(False))()
+        backend.done = []
+        backend.operator('undeploy', 'n1')
+        self.assertEqual([('undeploy', 'n1')], backend.done)
+        self.assertRaises(ValueError, backend.operator, 'abort_sdk', 'n1')
+
+
 class TestFakeMatchesReal(testtools.TestCase):
     """IronicFixture answers like the real Ironic, step by step."""
 
