@@ -37,6 +37,7 @@ import typing
 from novaseries import testrun, venvs
 from novaseries.mainjob import backends, job as mainjob_job, judge
 from novaseries.scenarios import scenario_table
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.ironic import driver_runs, pike, venv as ironic_venv
@@ -82,10 +83,10 @@ BENCH_SMOKE = "6:2:2:max_concurrent_builds=3"
 def _scenario_counts(per_mode):
     """``(the fixed tree's observations, how many it got wrong, how many
     showed the bug on the reproducer tree)`` of one mode of run.json."""
-    fixed = per_mode["fixed"]["scenarios"]
+    fixed = per_mode[FIXED]["scenarios"]
     # not "ok": wrong, or no verdict at all (the scenario did not happen)
     wrong = sum(1 for obs in fixed if judge.verdict_kind(obs.get("verdict")) != judge.OK)
-    shown = sum(1 for obs in per_mode["reproducer"]["scenarios"]
+    shown = sum(1 for obs in per_mode[REPRODUCER]["scenarios"]
                 if judge.verdict_kind(obs.get("verdict")) == judge.BUG_REPRODUCED)
     return fixed, wrong, shown
 
@@ -105,7 +106,7 @@ def _scenario_problems(per_mode, asked):
     that a step of it never comes on the reproducer tree, which is said
     in ``why``.)"""
     failures, why = 0, []
-    for label in ("fixed", "reproducer"):
+    for label in (FIXED, REPRODUCER):
         observed = per_mode[label]["scenarios"]
         names = {obs.get("scenario") for obs in observed}
         missing = [name for name in asked if name not in names]
@@ -116,7 +117,7 @@ def _scenario_problems(per_mode, asked):
             failures += len(missing)
             why.append(f"{len(observed)} of {len(asked)} scenarios ran on the {label} "
                        f"tree (missing: {', '.join(missing)})")
-    reproducer = per_mode["reproducer"]["scenarios"]
+    reproducer = per_mode[REPRODUCER]["scenarios"]
     unexpected = [obs for obs in reproducer
                   if judge.verdict_kind(obs.get("verdict")) == judge.UNEXPECTED]
     if unexpected:
@@ -181,7 +182,7 @@ def main_job_step(ctx):
         per_mode = data["by_mode"][mode]
         problems = per_mode["bench_problems"] + [
             f"no benchmark run on the {label} tree"
-            for label in scenario_table.TREES if not per_mode[label].get("bench")]
+            for label in TREES if not per_mode[label].get("bench")]
         outcomes += [
             _scenario_outcome(f"main job [{mode}]: scenarios right on the fixed tree",
                               per_mode, asked),

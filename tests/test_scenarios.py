@@ -124,7 +124,7 @@ class TableTest(unittest.TestCase):
             self.assertTrue(sc.reproducer or sc.reproducer_unplayable, sc.name)
             self.assertTrue(sc.fixed, sc.name)
             self.assertEqual(checks.no_foreign_uuid, sc.fixed[-1], sc.name)
-            for tree in table.TREES:
+            for tree in scenario.TREES:
                 texts = sc.expectations(tree)
                 self.assertTrue(all(texts), (sc.name, tree, texts))
 
@@ -1148,7 +1148,7 @@ class JudgeTest(unittest.TestCase):
                                                        'teardown']]})
         why = ("the scenario did not happen as defined: only 1 of 2 steps "
                "happened: ['undeploy@2']")
-        for tree in table.TREES:
+        for tree in scenario.TREES:
             self.assertEqual([why], judge.problems_of(obs['scenario'], tree, obs))
 
     def test_real_ironic_skips_what_it_cannot_check(self):

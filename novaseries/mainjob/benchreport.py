@@ -11,6 +11,7 @@ servers did not settle is a problem, and its numbers are left out.
 
 from novaseries.scenarios import bench_table
 from novaseries.scenarios.bench_table import median, percentile
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 
 #: The goal for a healthy build's cost, fixed / reproducer.
 COST_RATIO_GOAL = 1.02
@@ -19,7 +20,7 @@ COST_RATIO_GOAL = 1.02
 def group(data):
     """{spec text: {tree: [record, ...]}}, specs in the order they ran."""
     specs = {}
-    for tree in ('reproducer', 'fixed'):
+    for tree in TREES:
         for rec in data.get(tree, {}).get('bench', []):
             specs.setdefault(rec['spec'], {}).setdefault(tree, []).append(
                 rec)
@@ -130,7 +131,7 @@ def rescheduled_table(specs):
     lines."""
     rows = []
     for text, trees in specs.items():
-        ok = valid(trees.get('fixed', []))
+        ok = valid(trees.get(FIXED, []))
         if not ok:
             continue
         counts = [r['rescheduled'] for r in ok]
@@ -198,8 +199,8 @@ def cost(trees):
     per_tree = {tree: {r['run']: _run_costs(r) for r in valid(recs)
                        if r['healthy']}
                 for tree, recs in trees.items()}
-    rep = per_tree.get('reproducer', {})
-    fix = per_tree.get('fixed', {})
+    rep = per_tree.get(REPRODUCER, {})
+    fix = per_tree.get(FIXED, {})
     runs = sorted(set(rep) & set(fix))
     result = {
         'builds': {t: median([len(r['healthy']) for r in valid(recs)])
@@ -230,7 +231,7 @@ def healthy_table(specs):
     Ironic calls per build and per poll; reproducer / fixed and their
     ratio: a list of lines."""
     rows = []
-    both = ('reproducer', 'fixed')
+    both = TREES
     for text, trees in specs.items():
         c = cost(trees)
         cells = [*_spec_cells(text),
@@ -289,7 +290,7 @@ def goals(specs):
             f"{t} {_fmt(None if s is None else 100 * s, 1)} %"
             for t, s in c['spread'].items()))
     for text, trees in specs.items():
-        per_poll = [b['calls_per_poll'] for r in valid(trees.get('fixed', []))
+        per_poll = [b['calls_per_poll'] for r in valid(trees.get(FIXED, []))
                     for b in r['healthy'] if b['calls_per_poll'] != 1.0]
         if per_poll:
             found.append(f"{text}: {len(per_poll)} healthy build(s) of the "
@@ -324,7 +325,7 @@ def problems(specs):
                     found.append(f"{where}: did not settle")
                 torn = {t['server'] for t in r['torn_down']}
                 stuck = set(r['stuck_in_build'])
-                if tree == 'fixed':
+                if tree == FIXED:
                     found += [f"{where}: {p}" for p in r['inconsistencies']]
                     if stuck:
                         found.append(f"{where}: {len(stuck)} server(s) in "
@@ -381,7 +382,7 @@ def compare_modes(result):
     specs = [text for mode in result['modes'] for text in per_mode[mode]]
     rows = []
     for text in dict.fromkeys(specs):
-        for tree in ('reproducer', 'fixed'):
+        for tree in TREES:
             for mode in result['modes']:
                 trees = per_mode[mode].get(text)
                 if not trees or tree not in trees:
@@ -398,7 +399,7 @@ def compare_modes(result):
                     _fmt(c['run_wall'].get(tree), 3), _fmt(c['wall'].get(tree), 3),
                     _fmt(c['calls'].get(tree), 2),
                     _range((min(per_poll), max(per_poll)) if per_poll else None),
-                    _fmt(c['run_wall_ratio'], 3) if tree == 'fixed' else ''])
+                    _fmt(c['run_wall_ratio'], 3) if tree == FIXED else ''])
     if not rows:
         return []
     return ['Both modes, same specs (medians over the valid runs; cost ratio: '

@@ -14,6 +14,7 @@ from novaseries.mainjob import backends, benchreport, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import bench_table
+from novaseries.scenarios.scenario import FIXED
 from novaseries.util import LOG, HarnessError, file_lock, say
 
 #: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
@@ -121,7 +122,7 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
             wrong_total += wrong
             put('')
             put(backend.heading(mode, known[mode].description))
-            if data['fixed']['scenarios']:
+            if data[FIXED]['scenarios']:
                 put('')
                 for row in report.table(data, interval=backend.interval,
                                         wall=backend.wall):
@@ -134,7 +135,7 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
                 result['bench_problems'] += [f"{mode} mode: {p}"
                                              for p in problems]
             result['by_mode'][mode] = data
-            if data['fixed']['scenarios']:
+            if data[FIXED]['scenarios']:
                 summary += judge.mode_summary(mode, data, wrong)
         if bench and len(modes) > 1:
             lines = benchreport.compare_modes(result)
@@ -218,10 +219,10 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
     wrong, total = 0, 0
     for mode in modes:
         data = trees_mod.run_trees(ctx, targets_mod.mode_target(target, mode),
-                                   venv, {'fixed': tree}, scenarios)
+                                   venv, {FIXED: tree}, scenarios)
         put(f"\n=== {mode} mode: {known[mode].description}")
-        for obs in data['fixed']['scenarios']:
-            problems = judge.problems_of(obs['scenario'], 'fixed', obs)
+        for obs in data[FIXED]['scenarios']:
+            problems = judge.problems_of(obs['scenario'], FIXED, obs)
             obs['problems'] = problems
             wrong += bool(problems)
             total += 1

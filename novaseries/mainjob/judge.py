@@ -13,6 +13,7 @@ constants below.
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.checks import all_steps_fired, missing, REAL
 from novaseries.scenarios.invariant import NOOP_VIFS
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 from novaseries.util import HarnessError
 
 #: The kinds of verdict :func:`evaluate` writes, each the start of its
@@ -110,7 +111,7 @@ def problems_of(name, tree, obs, outcome_only=False):
         raise HarnessError(f"scenario {name} is not in "
                            "novaseries/scenarios/scenario_table.py")
     scenario = scenario_table.BY_NAME[name]
-    if tree not in scenario_table.TREES:
+    if tree not in TREES:
         raise KeyError(tree)
     broken = scenario_error(obs)
     if broken:
@@ -145,7 +146,7 @@ def evaluate(data, released='the release'):
     :param released: what the reproducer tree is, e.g. ``nova 34.0.0``.
     """
     wrong = 0
-    for label in scenario_table.TREES:
+    for label in TREES:
         for obs in data[label]['scenarios']:
             problems = problems_of(obs['scenario'], label, obs)
             obs['problems'] = problems
@@ -153,19 +154,19 @@ def evaluate(data, released='the release'):
             skipped = unchecked(obs['scenario'], obs)
             if skipped:
                 obs['unchecked'] = skipped
-            unplayable = label == 'reproducer' and scenario_table.BY_NAME[
+            unplayable = label == REPRODUCER and scenario_table.BY_NAME[
                 obs['scenario']].reproducer_unplayable
             if unplayable and broken and unplayed(obs):
                 obs['verdict'] = (f"{NOT_PLAYABLE}on {released}: "
                                   f"{unplayable}")
             elif broken:
                 obs['verdict'] = ERROR + broken
-                wrong += label == 'fixed'
+                wrong += label == FIXED
             elif unplayable:
                 obs['verdict'] = (f"{UNEXPECTED}declared not playable on "
                                   f"{released} ({unplayable}), but every "
                                   "step came")
-            elif label == 'fixed':
+            elif label == FIXED:
                 obs['verdict'] = fixed_verdict(problems)
                 wrong += bool(problems)
             elif problems:
@@ -183,12 +184,12 @@ def mode_summary(mode, data, wrong):
     tree's scenarios are right (``wrong``: :func:`evaluate`'s count), and
     the reproducer's observations that are no verdict, that are
     ``unexpected``, or that it cannot play (declared), if any."""
-    fixed = len(data['fixed']['scenarios'])
+    fixed = len(data[FIXED]['scenarios'])
     lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
     for wanted, what in ((ERROR, 'with no verdict'),
                          (UNEXPECTED, 'unexpected'),
                          (NOT_PLAYABLE, 'not playable there (declared)')):
-        names = [o['scenario'] for o in data['reproducer']['scenarios']
+        names = [o['scenario'] for o in data[REPRODUCER]['scenarios']
                  if verdict_kind(o.get('verdict')) == wanted]
         if names:
             lines.append(f"reproducer tree: {len(names)} scenario(s) {what} "
@@ -200,4 +201,4 @@ def bug_reasons(obs):
     """The fixed tree's outcome checks (not log lines) that fail on this
     observation: why it shows the bug (empty: it does not), the
     scenario's ``bug`` checks (its symptom) first."""
-    return problems_of(obs['scenario'], 'fixed', obs, outcome_only=True)
+    return problems_of(obs['scenario'], FIXED, obs, outcome_only=True)

@@ -12,6 +12,7 @@ import re
 import textwrap
 
 from novaseries.scenarios import invariant, scenario_table
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 
 #: Nova's default ``[ironic] api_retry_interval`` (s): one driver poll of
 #: the fake run (which polls at 0), to give its polls as seconds (a real
@@ -76,9 +77,9 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
             f"{'calls/poll':10} {'leftovers':10} {'verdict'}")
     rows.append(head)
     rows.append('-' * len(head))
-    names = [o['scenario'] for o in data['fixed']['scenarios']]
+    names = [o['scenario'] for o in data[FIXED]['scenarios']]
     for name in names:
-        for label in scenario_table.TREES:
+        for label in TREES:
             obs = _find(data[label], name)
             first = next((n for n in obs.get('nodes', [])
                           if n['id'] == obs.get('first_node')), {})
@@ -86,7 +87,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
                           else first.get('provision_state', '?'))
             st = f"{obs.get('status')}/{obs.get('task_state') or '-'}"
             left = _leftovers(obs, label)
-            rows.append(f"{name if label == 'reproducer' else '':30} "
+            rows.append(f"{name if label == REPRODUCER else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
                         f"{_wait_text(obs, interval):13} "
                         f"{_wall_text(obs):7} "
@@ -95,7 +96,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
                         f"{obs['verdict']}")
             if left:
                 rows += _wrapped('left:  ', '; '.join(left))
-            if label == 'fixed':
+            if label == FIXED:
                 for part, why in sorted(_waived(name).items()):
                     rows += _wrapped('not checked: ', f"{part}: {why}")
             if obs.get('fault'):
@@ -106,7 +107,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
     return rows
 
 
-def _leftovers(obs, label='reproducer'):
+def _leftovers(obs, label=REPRODUCER):
     """``invariant.leftovers`` of an observation (none for a scenario that
     did not run); on the fixed tree with the scenario's own form of the
     end-state invariant (its claim kept or not), waived parts included:
@@ -114,7 +115,7 @@ def _leftovers(obs, label='reproducer'):
     if obs.get('error'):
         return []
     sc = scenario_table.BY_NAME.get(obs.get('scenario'))
-    kept = bool(sc and sc.claim_kept and label == 'fixed')
+    kept = bool(sc and sc.claim_kept and label == FIXED)
     return invariant.leftovers(obs, claim_kept=kept)
 
 
@@ -152,7 +153,7 @@ def unchecked_note(data):
     once for all scenarios: a heading and each text (none against the
     fake Ironic)."""
     seen = []
-    for obs in data['fixed']['scenarios']:
+    for obs in data[FIXED]['scenarios']:
         for text in obs.get('unchecked') or ():
             if text not in seen:
                 seen.append(text)
@@ -166,8 +167,8 @@ def scenario_list():
     lines = []
     for sc in scenario_table.SCENARIOS:
         lines.append(f"{sc.name}: {sc.title}")
-        lines.append(f"    fixed tree must: {'; '.join(sc.expectations('fixed'))}")
-        lines.append(f"    as released: {'; '.join(sc.expectations('reproducer'))}")
+        lines.append(f"    fixed tree must: {'; '.join(sc.expectations(FIXED))}")
+        lines.append(f"    as released: {'; '.join(sc.expectations(REPRODUCER))}")
         for part, why in sorted(sc.waive.items()):
             lines.append(f"    not checked (end state): {part}: {why}")
         if sc.bug:

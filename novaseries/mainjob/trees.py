@@ -17,7 +17,8 @@ import threading
 
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
-from novaseries.scenarios import bench_table, scenario_table
+from novaseries.scenarios import bench_table
+from novaseries.scenarios.scenario import TREES
 from novaseries.util import HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
@@ -229,7 +230,7 @@ def _bench_process(cmd, cwd, log, env):
 
 def prepare_trees(ctx, target):
     """Prepare build/run/{reproducer,fixed}; return {label: path}, the
-    labels of ``scenario_table.TREES``.
+    labels of ``scenario.TREES``.
 
     reproducer: the target's series up to its reproducer commit; fixed:
     everything a packager ships, i.e. the packaged stack of the target's
@@ -243,7 +244,7 @@ def prepare_trees(ctx, target):
     fixed = targets_mod.stack_target(ctx, target.release)
     base = ctx.build / TREES_DIR
     trees = {}
-    repro_label, fixed_label = scenario_table.TREES
+    repro_label, fixed_label = TREES
     for label, tgt, upto in ((repro_label, target, repro.name),
                              (fixed_label, fixed, None)):
         dest = base / label

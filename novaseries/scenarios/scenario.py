@@ -20,6 +20,13 @@ from novaseries.scenarios.invariant import end_state, END_STATE
 
 #: What a scenario's ``kind`` plays: kind -> what (the player's method
 #: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).
+#: The main job's two trees, by label: nova as released with the series'
+#: reproducers, and with the whole series.  Each label is also the
+#: Scenario field holding that tree's checks.
+REPRODUCER = 'reproducer'
+FIXED = 'fixed'
+TREES = (REPRODUCER, FIXED)
+
 KINDS = {
     'build': 'boot, and act during the deploy',
     'rebuild': 'boot, then act during the rebuild of the ACTIVE server',
@@ -320,10 +327,13 @@ class Scenario:
                 else getattr(self, field) for field in self.PLAYER_FIELDS}
 
     def expectations(self, tree):
-        """What the checks of ``tree`` (``reproducer`` or ``fixed``) say,
+        """What the checks of ``tree`` (a label of :data:`TREES`) say,
         as short texts (the reproducer's: why it cannot be played there,
         for such a scenario)."""
-        if tree == 'reproducer' and self.reproducer_unplayable:
+        if tree == REPRODUCER and self.reproducer_unplayable:
             return ['not playable: ' + self.reproducer_unplayable]
         return [getattr(check, 'text', check.__name__)
                 for check in getattr(self, tree)]
+
+
+assert {field.name for field in dataclasses.fields(Scenario)} >= set(TREES)

@@ -481,4 +481,3 @@ BY_NAME = types.MappingProxyType({s.name: s for s in SCENARIOS})
 REAL_CI = ('undeploy-deleting', 'undeploy-deleting-reschedule',
            'user-delete-during-teardown-wait', 'api-outage-within-retries',
            'api-outage-outlasts-retries', 'api-outage-user-delete')
-TREES = ('reproducer', 'fixed')
