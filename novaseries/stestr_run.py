@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from novaseries.outcomes import Outcome
-from novaseries.util import LOG, HarnessError, say
+from novaseries.util import LOG, NOVA_SIDE, HarnessError, say
 from novaseries.venvs import test_env
 
 
@@ -216,7 +216,7 @@ def exclude_list(tree, name, out):
 
 
 #: Run inside a target's venv: a stream's last status per test.
-SUBUNIT_STATUS = pathlib.Path(__file__).parent / "nova_side" / "subunit_status.py"
+SUBUNIT_STATUS = NOVA_SIDE / "subunit_status.py"
 
 
 def _stestr(venv, repo, test_path, *args):

@@ -82,6 +82,10 @@ class Context:
 #: run in another venv (Nova's, the pep8 tools') needs on PYTHONPATH.
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parent.parent
 
+#: ``novaseries/nova_side``: the harness code that runs in Nova's venvs
+#: (players, driver tests, subunit_status.py).
+NOVA_SIDE = PACKAGE_PARENT / "novaseries" / "nova_side"
+
 
 def nova_side_pythonpath(tree):
     """``PYTHONPATH`` for harness code run in Nova's venv from ``tree``:

@@ -32,11 +32,10 @@ from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
 
-_NOVA_SIDE = pathlib.Path(__file__).resolve().parent.parent / "nova_side"
 #: The driver tests against the Ironic of ``pins/ironic.txt`` (Python 3, Nova's test venv).
-DRIVER_TESTS = _NOVA_SIDE / "driver_tests"
+DRIVER_TESTS = util.NOVA_SIDE / "driver_tests"
 #: stable/pike's driver tests against the pike-era Ironic (Python 2.7, pike's venv).
-PIKE_DRIVER_TESTS = _NOVA_SIDE / "pike_driver_tests"
+PIKE_DRIVER_TESTS = util.NOVA_SIDE / "pike_driver_tests"
 
 
 def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
