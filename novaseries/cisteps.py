@@ -247,14 +247,14 @@ def fixed_steps(ctx):
     """The ci steps after the targets whatever targets.toml declares, in
     order (:func:`steps` adds the mypy steps); their targets are the main
     job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
-    packaged stack (:func:`~novaseries.targets.driver_tests_name`) and
+    packaged stack (:func:`~novaseries.targets.default_stack_name`) and
     pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
     steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
     Ironics too (the scenarios' polls are 1 s apart); it shares the main
     job's trees and writes a folder of its own, so it runs beside ``main
     job`` (only that one holds :func:`novaseries.mainjob.job.owned`)."""
-    stack = targets_mod.driver_tests_name(ctx)
+    stack = targets_mod.default_stack_name(ctx)
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
         Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,

@@ -244,24 +244,24 @@ def default_stack_target(ctx, path=None):
     return None if default is None else stack_target(ctx, default.release, path)
 
 
-def driver_tests_name(ctx, path=None):
-    """The name of the target the real Ironic's driver tests run on (ci's
-    ``real Ironic`` step, ``ironic driver-tests`` and ``hang-probe``):
-    :func:`default_stack_target`'s, or :data:`DEFAULT_TARGET` when the
-    targets file lacks that target (ci then skips the step, and
-    :func:`driver_tests_target` names it as unknown)."""
+def default_stack_name(ctx, path=None):
+    """The name of :func:`default_stack_target`, or :data:`DEFAULT_TARGET`
+    when the targets file lacks that target (the steps on it are then
+    skipped, and :func:`driver_tests_target` names it as unknown)."""
     stack = default_stack_target(ctx, path)
     return stack.name if stack else DEFAULT_TARGET
 
 
 def driver_tests_target(ctx, mode=None):
-    """The target of :func:`driver_tests_name`, in ``mode``
+    """The target the real Ironic's driver tests run on (ci's ``real
+    Ironic`` step, ``ironic driver-tests`` and ``hang-probe``): that of
+    :func:`default_stack_name`, in ``mode``
     (:func:`mode_target`) when given.
 
     :raises HarnessError: the targets file lacks it, or it does not run in
         ``mode``.
     """
-    target = get(ctx, driver_tests_name(ctx))
+    target = get(ctx, default_stack_name(ctx))
     return target if mode is None else mode_target(target, mode)
 
 

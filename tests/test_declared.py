@@ -142,8 +142,11 @@ class DeclaredTest(unittest.TestCase):
             targets.stack_target(ctx, "nosuch")
         with mock.patch.object(targets, "DEFAULT_TARGET", "one-fix"):
             self.assertEqual("packaged", targets.default_stack_target(ctx).name)
+            self.assertEqual("packaged", targets.default_stack_name(ctx))
+            self.assertEqual("packaged", targets.driver_tests_target(ctx).name)
         with mock.patch.object(targets, "DEFAULT_TARGET", "nosuch"):
             self.assertIsNone(targets.default_stack_target(ctx))
+            self.assertEqual("nosuch", targets.default_stack_name(ctx))
 
     def test_release_fields_are_the_releases(self):
         for key, value in (("sha256", f'"{SHA}"'), ("pins", '"p.txt"'),

@@ -192,7 +192,7 @@ def _nova_tree_env(ctx, args):
         return tree
 
     given = args.tree or os.environ.get("REALIRONIC_NOVA_TREE")
-    name = targets_mod.driver_tests_name(ctx)
+    name = targets_mod.default_stack_name(ctx)
     tree = nova_tree(given, name) if given else None
     target = targets_mod.driver_tests_target(ctx, args.mode)
     tree = tree or nova_tree(ctx.tree(name), name)
