@@ -18,8 +18,8 @@ from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("venv", "service", "rest", "request_log", "real_deploy", "real_backend", "api_proxy",
-         "pike", "driver_runs", "hang_probe_run")
+ORDER = ("venv", "service", "rest", "request_log", "real_deploy", "real_operator",
+         "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
 
 
 def _imports(path):

@@ -9,9 +9,11 @@
   pinned venvs are built (the lowest module here);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
 * :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_deploy`,
+  :mod:`~novaseries.ironic.real_operator`,
   :mod:`~novaseries.ironic.real_backend`: the real Ironic behind the main
-  job's scenarios (``run --ironic real``), its request recording and how
-  its nodes deploy; :mod:`~novaseries.ironic.api_proxy`: the
+  job's scenarios (``run --ironic real``), its request recording, how
+  its nodes deploy and the operator's controls;
+  :mod:`~novaseries.ironic.api_proxy`: the
   switchable proxy in front of its API (outage scenarios, hang-probe);
 * :mod:`~novaseries.ironic.driver_runs`: runs the driver tests
   (``novaseries/nova_side/driver_tests``) in Nova's test venv

@@ -36,6 +36,7 @@ HARNESS_MODULES = (
     'novaseries.ironic.api_proxy',
     'novaseries.ironic.real_backend',
     'novaseries.ironic.real_deploy',
+    'novaseries.ironic.real_operator',
     'novaseries.ironic.request_log',
     'novaseries.ironic.rest',
     'novaseries.ironic.service',
