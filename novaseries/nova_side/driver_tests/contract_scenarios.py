@@ -226,9 +226,8 @@ class Backend:
     proxy = None
     #: a real Ironic (False: the fake, which skips ``real_only`` steps)
     real = False
-    #: the operator actions of the steps this backend plays, each done by
-    #: its method of that name, ``action(node)``
-    #: (``contract_backends.check_backend``)
+    #: the steps' operator actions it plays, each by its method of that
+    #: name, ``action(node)`` (``contract_backends.check_backend``)
     ACTIONS = frozenset()
     #: max polls for one PollUntil step
     max_polls = 60
