@@ -6,9 +6,7 @@ root) and reading it: the lowest of the modules that read it
 import pathlib
 import tomllib
 
-from novaseries.util import HarnessError
-
-TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
+from novaseries.util import TARGETS_FILE, HarnessError
 
 
 def path(ctx, given=None):

@@ -78,6 +78,12 @@ class Context:
         return results_dir(self.build, target)
 
 
+#: The targets file, under the project root.
+TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
+
+#: The log of a venv's installation, in its results folder.
+VENV_INSTALL_LOG = "venv-install.log"
+
 #: The directory that holds the ``novaseries`` package: what harness code
 #: run in another venv (Nova's, the pep8 tools') needs on PYTHONPATH.
 PACKAGE_PARENT = pathlib.Path(__file__).resolve().parent.parent
@@ -95,11 +101,11 @@ def nova_side_pythonpath(tree):
 
 
 def find_root():
-    """The project root: the nearest ancestor of the cwd with targets/targets.toml,
+    """The project root: the nearest ancestor of the cwd with :data:`TARGETS_FILE`,
     else the checkout this package lives in (:data:`PACKAGE_PARENT`)."""
     here = pathlib.Path.cwd()
     for path in (here, *here.parents):
-        if (path / "targets" / "targets.toml").is_file():
+        if (path / TARGETS_FILE).is_file():
             return path
     return PACKAGE_PARENT
 

@@ -13,8 +13,8 @@ import pathlib
 import subprocess
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import (LOG, HarnessError, build_venv, find_interpreter,
-                             interpreter_identity, recipe_digest)
+from novaseries.util import (LOG, VENV_INSTALL_LOG, HarnessError, build_venv,
+                             find_interpreter, interpreter_identity, recipe_digest)
 
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
@@ -52,7 +52,7 @@ def ensure_venv(ctx, target):
         return [[*target.pip_args, "-r", target.pins], ["--no-deps", sdist]]
     return build_venv(venv, interpreter, installs,
                       _recipe_digest(target, interpreter_identity(interpreter)),
-                      ctx.results(target.name) / "venv-install.log",
+                      ctx.results(target.name) / VENV_INSTALL_LOG,
                       tool=target.venv_tool)
 
 

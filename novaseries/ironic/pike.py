@@ -171,7 +171,7 @@ def ensure_venv(build=None, root=None):
         venv_dir(build), lambda: util.find_interpreter("python2.7"),
         ironic_venv.pins_file(VENV_NAME, root),
         VENV_RECIPE, ["--no-deps"],
-        util.results_dir(build, ironic_venv.PIKE_RESULTS) / "venv-install.log",
+        util.results_dir(build, ironic_venv.PIKE_RESULTS) / util.VENV_INSTALL_LOG,
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 

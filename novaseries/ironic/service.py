@@ -95,7 +95,7 @@ def ensure_venv(build=None, root=None, python=None, log=None):
         venv_dir(build), lambda: base_python(python),
         ironic_venv.pins_file(VENV_NAME, root), VENV_RECIPE, [],
         util.results_dir(build or default_build(), ironic_venv.RESULTS) /
-        "venv-install.log", f"ironic {IRONIC_VERSION} venv")
+        util.VENV_INSTALL_LOG, f"ironic {IRONIC_VERSION} venv")
 
 
 # --------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def tool_venv(ctx, name):
     """
     return util.pinned_venv(ctx.venv(name), find_interpreter(util.TOOLS_PYTHON),
                             pins_file(ctx, name), RECIPE,
-                            ctx.results(name) / "venv-install.log", what="pep8 tools")
+                            ctx.results(name) / util.VENV_INSTALL_LOG, what="pep8 tools")
 
 
 def probe(venv, tree, files):

@@ -18,8 +18,6 @@ from novaseries.scenarios.checks import (
     fired_action, no_foreign_uuid, USER_DELETE_AT_REFUSAL)
 from novaseries.scenarios.invariant import end_state, END_STATE
 
-#: What a scenario's ``kind`` plays: kind -> what (the player's method
-#: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).
 #: The main job's two trees, by label: nova as released with the series'
 #: reproducers, and with the whole series.  Each label is also the
 #: Scenario field holding that tree's checks.
@@ -27,6 +25,8 @@ REPRODUCER = 'reproducer'
 FIXED = 'fixed'
 TREES = (REPRODUCER, FIXED)
 
+#: What a scenario's ``kind`` plays: kind -> what (the player's method
+#: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).
 KINDS = {
     'build': 'boot, and act during the deploy',
     'rebuild': 'boot, then act during the rebuild of the ACTIVE server',
