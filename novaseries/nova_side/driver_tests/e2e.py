@@ -14,10 +14,10 @@ changes are not part of the series that ``REALIRONIC_EXPECT``
 (``--expect``) is about (CI runs these tests on master-all, which has
 them, with ``--expect fixed``).
 
-Each test prints one line ``e2e: spawn() raised <class> ...`` that
-``python -m novaseries run --ironic real`` reads for its table (the lock
+Each test prints one line ``e2e: spawn() raised <class> ...`` (the lock
 tests print ``e2e: destroy() ...`` lines too: what the real Ironic
-answered, and when).
+answered, and when), for whoever reads the test run's output; nothing
+parses them.
 
 The deploy image is the local HTTP image of ``novaseries.ironic.service``:
 image_meta.id is its URL, so the driver sends it as instance_info
@@ -180,7 +180,7 @@ class DriverAgainstRealIronic(test.TestCase):
     def _wait_spawn(self, thread, result, after='the operator action'):
         """Wait (bounded) for spawn() to end, and print one line that says
         what it raised: ``e2e: spawn() raised <class> <s> s after <what>:
-        <message>`` (read by ``novaseries run --ironic real``)."""
+        <message>`` (for the reader of the test run's output)."""
         t0 = time.monotonic()
         thread.join(self.SPAWN_TIMEOUT)
         if thread.is_alive():

@@ -30,7 +30,8 @@ clean-up of a failed build does on both trees.
 
 What the node must look like at the end, and what the driver may send, is
 written in each test.  Each test prints ``e2e-pike:`` lines (what spawn()
-raised, what destroy() sent, the node's VIFs) for the closing report.
+raised, what destroy() sent, the node's VIFs) for whoever reads the run's
+log; nothing parses them.
 
 No sleeps of their own: the waits poll the real Ironic, bounded.
 """
