@@ -63,7 +63,7 @@ API_RETRY_INTERVAL = 1
 #: several polls, for an operator's step or a second request to hit them,
 #: and ``deleting`` outlasts ``deleting-outlasts-retries``' two retries.
 FAKE_DELAY = 2
-#: Seconds settle() and the sweep wait for a node to settle.
+#: Seconds settle() and remove_nodes() wait for a node to settle.
 NODE_SETTLE_TIMEOUT = 60.0
 
 
@@ -198,8 +198,8 @@ class RealIronicBackend(real_operator.OperatorControls,
         """Enrol ``node-1..N`` (``available``, power off, resource class
         ``baremetal``), one per deploy interface given; start the observer.
 
-        Nodes a previous scenario left (its sweep failed) are removed
-        first (nova-compute's hash ring would take them) and listed in
+        Nodes a previous scenario left (its remove_nodes() failed) are
+        removed first (nova-compute's hash ring would take them) and listed in
         :attr:`leftovers_removed`.
 
         :param interfaces: one ``deploy_interface`` per node.
@@ -211,7 +211,7 @@ class RealIronicBackend(real_operator.OperatorControls,
                     self._observer.ok('GET', '/nodes')['nodes']]
         if existing:
             self.leftovers_removed = existing
-            self._remove(existing, 'sweep-leftovers')
+            self._remove(existing, 'remove-leftovers')
         self._why.text = 'enrol'
         try:
             for i, iface in enumerate(interfaces):
@@ -259,7 +259,7 @@ class RealIronicBackend(real_operator.OperatorControls,
         self._operator('set-interface', 'DELETE',
                        '/nodes/%s/maintenance' % node)
 
-    def sweep(self):
+    def remove_nodes(self):
         """Remove this scenario's nodes: let each settle, maintenance on,
         DELETE (204 even with an instance).  Stops the observer first.
 
@@ -267,7 +267,7 @@ class RealIronicBackend(real_operator.OperatorControls,
         """
         if self._watcher:
             self._watcher.stop()
-        self._remove(self.node_ids, 'sweep')
+        self._remove(self.node_ids, 'remove-nodes')
 
     def _remove(self, nodes, why):
         """Let each node settle, maintenance on, DELETE; every node is

@@ -90,10 +90,10 @@ OBSERVATION = {
                '(--ironic real)',
     'nova_requests': 'real Ironic: how many requests Nova sent',
     'operator_requests': "real Ironic: how many requests the operator's side "
-                         'sent (enrolment, actions, sweep)',
+                         'sent (enrolment, actions, node removal)',
     'requests_file': 'real Ironic: the JSON lines file of every request',
     'leftover_nodes_removed': "real Ironic: nodes an earlier scenario's "
-                              'sweep left, removed before this one',
+                              'node removal left, removed before this one',
 }
 
 

@@ -80,7 +80,7 @@ class RealScenarioTest(ScenarioTest):
         self.ironic.fail_next_deploy = sc.action in DEPLOY_FAIL_ACTIONS
         self.ironic.install(self, ironic_driver, ironic_patcher, nova_utils)
         # runs after the compute service stopped (cleanups run in reverse)
-        self.addCleanup(self._sweep)
+        self.addCleanup(self._remove_nodes)
         self.node_ids = self.ironic.enrol(
             real_deploy.deploy_interfaces(sc, self.NUM_NODES))
         self.compute = self._start_compute(self.HOST)
@@ -187,11 +187,11 @@ class RealScenarioTest(ScenarioTest):
             rec['api_proxy'] = dict(self.api_proxy.stats)
         rec['leftover_nodes_removed'] = list(self.ironic.leftovers_removed)
 
-    def _sweep(self):
+    def _remove_nodes(self):
         """Remove the scenario's nodes, then keep every request (the
-        sweep's too), also when the scenario failed in its setUp."""
+        removal's too), also when the scenario failed in its setUp."""
         try:
-            self.ironic.sweep()
+            self.ironic.remove_nodes()
         finally:
             records = self.ironic.requests()
             path = None
