@@ -3,12 +3,13 @@ share (``test_e2e.py``, ``test_e2e_nodeleak.py``): Nova's imports (after
 its monkey patching), what the tree is expected to show, and
 :class:`DriverAgainstRealIronic`, their base class.  Not a test module.
 
-Whether the tree has the series' fix (``FIXED``) is detected from it
-(does ``nova.exception`` have ``IronicNodeLost``?) unless ``REALIRONIC_EXPECT``
-says ``fixed`` or ``bug``.  Whether it has the node-leak change is detected
-from the tree, for each bug (``NODELEAK_FIXED``, ``REAP_FIXED``: does
-the driver have ``_unprovision_when_unlocked``, resp.
-``_deleted_instances_on_ring_nodes``?) unless
+Whether the tests expect the series' fix (``EXPECT_FIXED``) is detected
+from the tree (does ``nova.exception`` have ``IronicNodeLost``?) unless
+``REALIRONIC_EXPECT`` says ``fixed`` or ``bug``.  Whether they expect the
+node-leak change is detected from the tree, for each bug
+(``EXPECT_NODELEAK_FIXED``, ``EXPECT_REAP_FIXED``: does the driver have
+``_unprovision_when_unlocked``, resp. ``_deleted_instances_on_ring_nodes``?)
+unless
 ``REALIRONIC_EXPECT_NODELEAK`` says ``fixed`` or ``bug`` for both: the
 changes are not part of the series that ``REALIRONIC_EXPECT``
 (``--expect``) is about (CI runs these tests on master-all, which has
@@ -65,31 +66,32 @@ import contract_backends  # noqa: E402
 #: because unit tests never talk to a real service; these do.
 _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 
-#: True on a tree with the fix (patch "fix" of the series).  Detected from
-#: the tree unless REALIRONIC_EXPECT says "fixed" or "bug" (then a tree that
-#: does not match fails instead of switching expectations).
+#: True: the tests expect the fixed behaviour (patch "fix" of the series).
+#: Detected from the tree unless REALIRONIC_EXPECT says "fixed" or "bug"
+#: (then a tree that does not match fails instead of switching
+#: expectations).
 _EXPECT = os.environ.get('REALIRONIC_EXPECT', 'auto')
-FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
-         else _EXPECT == 'fixed')
+EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
+                else _EXPECT == 'fixed')
 
-#: True on a tree with the change for bug 2169776 (patches/nodeleak: destroy()
-#: retries the tear-down of a locked node).  Detected from the tree unless
+#: True: the tests expect the change for bug 2169776 (patches/nodeleak:
+#: destroy() retries the tear-down of a locked node).  Detected from the tree unless
 #: REALIRONIC_EXPECT_NODELEAK says "fixed" or "bug"; not REALIRONIC_EXPECT:
 #: that change is not in the series' tree that CI tests with --expect fixed.
 _EXPECT_NODELEAK = os.environ.get('REALIRONIC_EXPECT_NODELEAK', 'auto')
-NODELEAK_FIXED = (
+EXPECT_NODELEAK_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')
     if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
 
-#: True on a tree with the change for bug 2169200 (patches/nodeleak: the
-#: driver also lists the deleted instances of the nodes its hash ring owns,
+#: True: the tests expect the change for bug 2169200 (patches/nodeleak:
+#: the driver also lists the deleted instances of the nodes its hash ring owns,
 #: so that the compute manager's periodic task reaps them).  The same
 #: switch: "fixed" or "bug" applies to both node-leak bugs (a tree with
 #: all of patches/nodeleak, or with none of it); "auto" detects each fix on
 #: its own (does the driver have ``_deleted_instances_on_ring_nodes``?), so
 #: that a tree with 2169776's fix and not 2169200's (``--upto 0003``) is
 #: judged right.
-REAP_FIXED = (
+EXPECT_REAP_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_deleted_instances_on_ring_nodes')
     if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
 

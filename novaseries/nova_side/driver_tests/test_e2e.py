@@ -67,7 +67,7 @@ class TestSpawnAgainstRealIronic(e2e.DriverAgainstRealIronic):
             the fixed tree: the reason, which is not in the message.
         """
         error = result.get('error')
-        if e2e.FIXED:
+        if e2e.EXPECT_FIXED:
             self.assertTrue(hasattr(exception, 'IronicNodeLost'),
                             'REALIRONIC_EXPECT=fixed on a tree without the '
                             'fix')
@@ -105,7 +105,7 @@ class TestSpawnAgainstRealIronic(e2e.DriverAgainstRealIronic):
         self._assert_deploy_failed(
             result, r'Ironic node {node} (is being|was) torn down during '
             r'the deploy')
-        if not e2e.FIXED:
+        if not e2e.EXPECT_FIXED:
             self.client.wait_state(self.node, 'available')
             return
         # what the compute manager does next for a failed deploy
@@ -134,7 +134,7 @@ class TestSpawnAgainstRealIronic(e2e.DriverAgainstRealIronic):
         self._wait_spawn(thread, result, 'the delete')
         self._assert_deploy_failed(
             result, r'Ironic node {node} was deleted during the deploy')
-        if not e2e.FIXED:
+        if not e2e.EXPECT_FIXED:
             return
         # destroy() must cope with the node being gone
         self.driver.destroy(self.ctx, self.instance, self.network_info)
@@ -179,7 +179,7 @@ class TestSpawnAgainstRealIronic(e2e.DriverAgainstRealIronic):
         self._user_delete()
         self._wait_spawn(thread, result, 'task_state DELETING')
         error = result.get('error')
-        if e2e.FIXED:
+        if e2e.EXPECT_FIXED:
             self.assertIsInstance(
                 error, exception.UnexpectedDeletingTaskStateError, result)
         else:

@@ -66,7 +66,7 @@ class TestDestroyWhileDeploying(e2e.DriverAgainstRealIronic):
     the lock and answers the tear-down request (``PUT
     .../states/provision {"target": "deleted"}``) with 409 NodeLocked.
 
-    Expected (``e2e.NODELEAK_FIXED``): with the change, destroy() retries it
+    Expected (``e2e.EXPECT_NODELEAK_FIXED``): with the change, destroy() retries it
     every ``[ironic] api_retry_interval`` (1 s here) until the lock is gone
     and the node ends ``available`` without the instance; when the lock
     outlasts ``[ironic] api_max_retries`` retries, NovaException.  Without
@@ -154,7 +154,7 @@ class TestDestroyWhileDeploying(e2e.DriverAgainstRealIronic):
         self.assertTrue(puts)
         self.assertEqual(409, puts[0][1])
         self.assertIn('is locked by host', puts[0][2])
-        if not e2e.NODELEAK_FIXED:
+        if not e2e.EXPECT_NODELEAK_FIXED:
             # the bug: one request, its 409 ends destroy() (the build's
             # clean-up, then the delete, fail)
             self.assertIsInstance(error, sdk_exc.ConflictException,
@@ -182,7 +182,7 @@ class TestDestroyWhileDeploying(e2e.DriverAgainstRealIronic):
         self._delete_while_deploying()
         error, puts = self._destroy()
         self.assertEqual(409, puts[0][1])
-        if e2e.NODELEAK_FIXED:
+        if e2e.EXPECT_NODELEAK_FIXED:
             self.assertIs(type(error), exception.NovaException, error)
             # 1 + api_max_retries requests, all refused
             self.assertEqual([409, 409], [s for _t, s, _f in puts])
@@ -223,7 +223,7 @@ class TestReapLeakedNode(e2e.DriverAgainstRealIronic):
     which has no port here.)  One test, not one per action: a second
     deploy would cost about 12 s.
 
-    Expected (``e2e.REAP_FIXED``): with the change, the driver lists the
+    Expected (``e2e.EXPECT_REAP_FIXED``): with the change, the driver lists the
     deleted instance (list_instance_uuids()); ``log`` logs the WARNING and
     sends Ironic reads only; ``reap`` tears the node down: one tear-down
     request (202), Ironic goes through ``deleting`` (and ``cleaning``,
@@ -339,7 +339,7 @@ class TestReapLeakedNode(e2e.DriverAgainstRealIronic):
         manager._cleanup_running_deleted_instances(
             nova_context.get_admin_context())
         took = time.monotonic() - t0
-        if e2e.REAP_FIXED and action == 'reap':
+        if e2e.EXPECT_REAP_FIXED and action == 'reap':
             self.client.wait_state(self.node, 'available', timeout=30)
         stop_watching()
         requests = [(method, path.replace(self.node, '<node>'), status)
@@ -386,7 +386,7 @@ class TestReapLeakedNode(e2e.DriverAgainstRealIronic):
 
         # log: a WARNING (with the change), Ironic only read
         listed, requests, seen = self._run_task('log')
-        if e2e.REAP_FIXED:
+        if e2e.EXPECT_REAP_FIXED:
             self.assertEqual([self.instance.uuid], listed)
             self.assertIn(warning, self.stdlog.logger.output)
         else:
@@ -399,7 +399,7 @@ class TestReapLeakedNode(e2e.DriverAgainstRealIronic):
         output = self.stdlog.logger.output
         self.assertNotIn('Periodic cleanup failed to delete instance',
                          output)
-        if not e2e.REAP_FIXED:
+        if not e2e.EXPECT_REAP_FIXED:
             # the bug: not listed, so never reaped
             self.assertNotIn(self.instance.uuid, listed)
             self.assertNotIn(reaping, output)

@@ -82,9 +82,9 @@ if not (URL and IMAGE_URL and IMAGE_MD5):
     raise unittest.SkipTest('no real Ironic (REALIRONIC_URL unset)')
 
 _EXPECT = os.environ.get('REALIRONIC_EXPECT', 'auto')
-#: True on a tree with the fix (patch 0001 of patches/pike).
-FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
-         else _EXPECT == 'fixed')
+#: True: the tests expect the fix (patch 0001 of patches/pike).
+EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
+                else _EXPECT == 'fixed')
 
 #: The microversion pike's driver sends (nova.virt.ironic.client_wrapper).
 PIKE_MICROVERSION = '%d.%d' % client_wrapper.IRONIC_API_VERSION
@@ -293,7 +293,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         :param logged: regular expression (``{node}``: the node's uuid) that
             the driver's WARNING must match on the patched tree.
         """
-        if not FIXED:
+        if not EXPECT_FIXED:
             # the bug: pike's manager takes this for a user delete
             self.assertIsInstance(error, exception.InstanceNotFound)
             return
@@ -373,7 +373,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         # Ironic 9.x does not detach VIFs when it tears a node down; the
         # unpatched destroy() finds no node for the instance and leaves the
         # VIF on the node's port, where it blocks the next deploy's attach.
-        self._assert_clean(vifs_left=[] if FIXED else [self.vif_id])
+        self._assert_clean(vifs_left=[] if EXPECT_FIXED else [self.vif_id])
 
     def test_maintenance_and_delete_in_wait_callback(self):
         thread, result = self._spawn_in_background()
@@ -402,7 +402,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         deleting.task_state = task_states.DELETING
         deleting.save()
         error = self._wait(thread, result, 'spawn()', 'task_state DELETING')
-        if FIXED:
+        if EXPECT_FIXED:
             self.assertIsInstance(
                 error, exception.UnexpectedDeletingTaskStateError)
         else:
@@ -439,7 +439,7 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
         # The pike-era Ironic left the VIF on the node; neither tree touches a node
         # another instance has, the patched one says what is left.
         self.assertEqual([self.vif_id], vifs)
-        if FIXED:
+        if EXPECT_FIXED:
             self.assertIn("The instance's VIFs %s, if still attached to Ironic "
                           "node %s, are left there: the node is now "
                           "associated with instance %s." % (
@@ -479,4 +479,4 @@ class TestPikeDriverAgainstRealIronic(test.TestCase):
             r'is no longer associated with the instance)')
         # the failed rebuild's clean-up is the delete of the ERROR server
         self._destroy()
-        self._assert_clean(vifs_left=[] if FIXED else [self.vif_id])
+        self._assert_clean(vifs_left=[] if EXPECT_FIXED else [self.vif_id])
