@@ -194,10 +194,10 @@ class PollTest(unittest.TestCase):
             _Request('PUT', f'/v1/nodes/{NODE}/states/provision',
                      {'target': 'active'}), _Response(None, 202), 202, 0)
 
-    def _poll(self, state, target='active', loop='deploy', nodes=None):
+    def _poll(self, state, target='active', loop=scenario.DEPLOY_LOOP, nodes=None):
         b = self.backend
-        if loop == 'deploy':
-            b._loop.deploy = INST
+        if loop == scenario.DEPLOY_LOOP:
+            b._loop.deploy_instance = INST
         req = _Request('GET', f'/v1/nodes?instance_uuid={INST}&fields=uuid')
         body = {'nodes': [{'uuid': NODE, 'provision_state': state,
                            'target_provision_state': target}]
@@ -205,7 +205,7 @@ class PollTest(unittest.TestCase):
         # as Nova's connection does: record, then run the steps fired
         b._run_hooks(b._record_safely(req, _Response(body), 200,
                                       time.monotonic()))
-        b._loop.deploy = None
+        b._loop.deploy_instance = None
 
     def test_first_step_waits_for_wait_callback(self):
         # The fake's poll 2 (deploying_reads=1): the first poll that sees
@@ -249,16 +249,16 @@ class PollTest(unittest.TestCase):
     def test_teardown_polls(self):
         b = self.backend
         b.after_polls(1, lambda n: self.fired.append(('td', n)),
-                      loop='teardown')
+                      loop=scenario.TEARDOWN_LOOP)
         self._poll('wait call-back')            # a deploy poll: node known
         # destroy()'s wait, from another thread than the deploy's
         b._teardowns[INST] += 1
         t = threading.Thread(target=self._poll, args=('deleting', 'available'),
-                             kwargs={'loop': 'teardown'})
+                             kwargs={'loop': scenario.TEARDOWN_LOOP})
         t.start()
         t.join()
         self.assertEqual([('td', NODE)], self.fired)
-        self.assertEqual(1, b.polls(NODE, 'teardown'))
+        self.assertEqual(1, b.polls(NODE, scenario.TEARDOWN_LOOP))
         # a lost node: the poll is still the node's (last known)
         self._poll(None, nodes=[])
         self.assertEqual(2, b.polls(NODE))
@@ -278,13 +278,13 @@ class PollTest(unittest.TestCase):
         b.after_polls(2, lambda n: self.fired.append(n))
         self._deploy_request()
         # what Nova's connection calls: the recorder, then the steps
-        b._loop.deploy = INST
+        b._loop.deploy_instance = INST
         hooks = b._record_safely(
             _Request('GET', f'/v1/nodes?instance_uuid={INST}'),
             _Response({'nodes': [{'uuid': NODE,
                                   'provision_state': 'wait call-back'}]}),
             200, 0)
-        b._loop.deploy = None
+        b._loop.deploy_instance = None
         b._run_hooks(hooks)             # does not raise
         self.assertEqual([NODE], self.fired)    # the next step still ran
         self.assertEqual([True], called)
@@ -302,7 +302,7 @@ class PollTest(unittest.TestCase):
 
     def test_reads_outside_the_loops_are_not_polls(self):
         b = self.backend
-        b.after_polls(1, lambda n: self.fired.append(n), loop='teardown')
+        b.after_polls(1, lambda n: self.fired.append(n), loop=scenario.TEARDOWN_LOOP)
         self._poll('wait call-back', loop=None)
         self.assertEqual(0, b.polls(NODE))
         self.assertEqual([], self.fired)

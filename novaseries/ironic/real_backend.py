@@ -48,7 +48,7 @@ import time
 import types
 
 from novaseries.ironic import real_deploy, real_operator, request_log, rest
-from novaseries.scenarios.scenario import TEARDOWN_LOOP
+from novaseries.scenarios.scenario import DEPLOY_LOOP, TEARDOWN_LOOP
 
 #: Provision states the conductor leaves by itself (with the node locked
 #: or about to be): a node in one of them has not settled.
@@ -153,11 +153,11 @@ class RealIronicBackend(real_operator.OperatorControls,
         real_teardown_wait = getattr(driver, teardown_wait)
 
         def _wait_for_active(drv, instance, *args, **kwargs):
-            self._loop.deploy = instance.uuid
+            self._loop.deploy_instance = instance.uuid
             try:
                 return real_wait(drv, instance, *args, **kwargs)
             finally:
-                self._loop.deploy = None
+                self._loop.deploy_instance = None
 
         def _teardown_wait(drv, instance, *args, **kwargs):
             with self._lock:
@@ -388,12 +388,12 @@ class RealIronicBackend(real_operator.OperatorControls,
         for n in [node] if node else self.node_ids:
             self._wait_settled(n)
 
-    def polls(self, node, loop='deploy'):
+    def polls(self, node, loop=DEPLOY_LOOP):
         """Nova's polls of the node in a wait loop so far."""
         with self._lock:
             return self._polls[(node, loop)]
 
-    def after_polls(self, count, action, node=None, loop='deploy'):
+    def after_polls(self, count, action, node=None, loop=DEPLOY_LOOP):
         """Call ``action(node_id)`` right after a poll, in the polling
         thread, before the driver sees the response.
 
@@ -418,7 +418,7 @@ class RealIronicBackend(real_operator.OperatorControls,
             if not self._cond.wait_for(
                     lambda: self._instance_node.get(instance_id) and
                     self._polls[(self._instance_node[instance_id],
-                                 'deploy')] >= polls, timeout):
+                                 DEPLOY_LOOP)] >= polls, timeout):
                 raise AssertionError('no deploy of %s polled in %ss' % (
                     instance_id, timeout))
             return self._instance_node[instance_id]

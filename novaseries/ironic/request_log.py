@@ -20,7 +20,7 @@ import traceback
 import urllib.parse
 
 from novaseries.ironic import rest
-from novaseries.scenarios.scenario import TEARDOWN_LOOP
+from novaseries.scenarios.scenario import DEPLOY_LOOP, TEARDOWN_LOOP
 
 #: One driver call, as the fixture logs it: openstacksdk proxy method name,
 #: node id (None when the request names none).
@@ -214,7 +214,7 @@ class RequestRecorder:
             if name == 'set_node_provision_state' and node and \
                     request_target(request) in ('active', 'rebuild'):
                 # a new deploy (or rebuild) of the node starts its polls
-                self._polls[(node, 'deploy')] = 0
+                self._polls[(node, DEPLOY_LOOP)] = 0
                 self._waiting[node] = 0
             self.call_log.append(Call(name, node))
             self._add(rec)      # (in order with call_log)
@@ -226,15 +226,15 @@ class RequestRecorder:
         as ``[(action, node)]`` (called with the lock held)."""
         if node is None:
             return []
-        if getattr(self._loop, 'deploy', None) == instance:
-            loop = 'deploy'
+        if getattr(self._loop, 'deploy_instance', None) == instance:
+            loop = DEPLOY_LOOP
         elif self._teardowns[instance]:
             loop = TEARDOWN_LOOP
         else:
             return []
         rec['loop'] = loop
         self._polls[(node, loop)] += 1
-        if loop == 'deploy':
+        if loop == DEPLOY_LOOP:
             state = nodes[0].get('provision_state') if nodes else None
             if self._waiting[node] or state not in (
                     'deploying', None, 'available'):

@@ -138,6 +138,10 @@ DELETING_READS = 3
 UNTIMED_TEARDOWN_READS = 1
 
 #: The name (in the series' fake Ironic, ``LOOPS``) of the driver's wait
+#: for a deploy (``_wait_for_active``): the loop whose polls a scenario's
+#: ``after_polls`` and its steps count unless a step names another.
+DEPLOY_LOOP = 'deploy'
+#: The name (in the series' fake Ironic, ``LOOPS``) of the driver's wait
 #: for the tear-down (``_wait_for_teardown``, or ``_unprovision`` on a tree
 #: without it).
 TEARDOWN_LOOP = 'teardown'

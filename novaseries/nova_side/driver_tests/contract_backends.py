@@ -18,6 +18,7 @@ import nova.conf
 from nova import utils as nova_utils
 
 from novaseries.ironic import rest, service
+from novaseries.scenarios.scenario import DEPLOY_LOOP
 
 import contract_scenarios
 
@@ -250,7 +251,7 @@ class FakeBackend(contract_scenarios.Backend):
     def poll(self, node, instance):
         # as the driver's deploy wait loop polls, for the fixture's poll
         # count (after_polls)
-        with self.fixture._polling('deploy', instance):
+        with self.fixture._polling(DEPLOY_LOOP, instance):
             return super().poll(node, instance)
 
     ACTIONS = frozenset(['driver_clear_instance', 'undeploy', 'delete',

@@ -17,7 +17,7 @@ what the series' fixture has not:
   the test acts, i.e. the series' fixture holds it; 0: not seen by a
   read); defaults from the constructor, and ``callback_reads`` from the
   test's ``CALLBACK_READS`` if it has one;
-* ``after_polls(count, action, node=None, loop='deploy')`` and
+* ``after_polls(count, action, node=None, loop=DEPLOY_LOOP)`` and
   ``polls``: the polls the series' fixture notes (``_note_poll``,
   ``_polls_in``), counted per node and wait loop (a deploy's from its
   request on, a tear-down wait's from its start);
@@ -50,7 +50,8 @@ from openstack import exceptions as sdk_exc
 import requests
 
 from novaseries.scenarios.scenario import (
-    CALLBACK_READS, DEPLOYING_READS, TEARDOWN_LOOP, UNTIMED_TEARDOWN_READS)
+    CALLBACK_READS, DEPLOY_LOOP, DEPLOYING_READS, TEARDOWN_LOOP,
+    UNTIMED_TEARDOWN_READS)
 
 CONDUCTOR_STEPS = ironic_api.CONDUCTOR_STEPS
 #: The read-count option of each state the conductor leaves by itself.
@@ -286,7 +287,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
                 self._count_hooks.remove(hook)
                 self._queue(action, node_id)
 
-    def after_polls(self, count, action, node=None, loop='deploy'):
+    def after_polls(self, count, action, node=None, loop=DEPLOY_LOOP):
         """Call ``action(node_id)`` right after the ``count``-th poll of
         the wait loop ``loop`` (as ``on_poll``'s actions run).
 
@@ -298,7 +299,7 @@ class CountingIronicFixture(ironic_fixture.IronicFixture):
             node_id = None if node is None else self._node_id(node)
             self._count_hooks.append((count, node_id, loop, action))
 
-    def polls(self, node, loop='deploy'):
+    def polls(self, node, loop=DEPLOY_LOOP):
         """Polls of the node by one wait loop since its latest deploy or
         rebuild request (a ``teardown``'s: since its latest tear-down wait
         began), also once the node was deleted."""
