@@ -171,10 +171,13 @@ class TableTest(unittest.TestCase):
                         self.assertIn(name, allowed, path)
 
     def test_player_dispatches_through_the_tables(self):
-        # scenario_case imports Nova: read it.  KIND_PLAYERS names a method of
-        # ScenarioTest for every kind of scenario.KINDS, ACTION_PLAYERS one
-        # for every action of scenario.ACTIONS, and _act and _run dispatch
-        # through them (no if/elif on a kind or an action left).
+        # scenario_case and play_kinds import Nova: read them, and evaluate
+        # only their tables (with scenario's vocabulary and play_kinds'
+        # player_method).  KIND_PLAYERS names a method of ScenarioTest for
+        # every kind of scenario.KINDS, ACTION_PLAYERS one for every action
+        # of scenario.ACTIONS, every _play_ and _act_ method is in them, and
+        # _act and _run dispatch through them (no if/elif on a kind or an
+        # action left).
         source = SCENARIO_CASE.read_text()
         trees = {'kinds': ast.parse(PLAY_KINDS.read_text()),
                  'actions': ast.parse(source)}
@@ -183,19 +186,25 @@ class TableTest(unittest.TestCase):
                    for case in tree.body if isinstance(case, ast.ClassDef)
                    and case.name == name
                    for n in case.body if isinstance(n, ast.FunctionDef)}
+        names = {'KINDS': scenario.KINDS, 'ACTIONS': scenario.ACTIONS}
+        exec(compile(ast.Module([n for n in trees['kinds'].body
+                                 if isinstance(n, ast.FunctionDef)
+                                 and n.name == 'player_method'], []),
+                     str(PLAY_KINDS), 'exec'), names)
 
-        def literal(tree, name):
-            return next(ast.literal_eval(n.value) for n in tree.body
-                        if isinstance(n, ast.Assign)
-                        and getattr(n.targets[0], 'id', '') == name)
-        players = literal(trees['kinds'], 'KIND_PLAYERS')
+        def evaluated(tree, name):
+            value = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                         and getattr(n.targets[0], 'id', '') == name)
+            return eval(compile(ast.Expression(value), name, 'eval'), names)
+        players = evaluated(trees['kinds'], 'KIND_PLAYERS')
         self.assertEqual(set(scenario.KINDS), set(players))
         self.assertEqual([], sorted(set(players.values()) - methods))
-        acts = literal(trees['actions'], 'ACTION_PLAYERS')
+        acts = evaluated(trees['actions'], 'ACTION_PLAYERS')
         self.assertEqual(set(scenario.ACTIONS), set(acts))
         self.assertEqual([], sorted(set(acts.values()) - methods))
-        self.assertEqual([], sorted(m for m in methods if m.startswith('_act_')
-                                    and m not in acts.values()))
+        self.assertEqual([], sorted(
+            m for m in methods if m.startswith('_act_') and m not in acts.values()
+            or m.startswith('_play_') and m not in players.values()))
         self.assertIsNone(re.search(r"elif (sc\.kind|action) ==", source))
         # ... and no kind is compared with a name, nor, against a real
         # Ironic, an action: the traits are scenario.py's tables

@@ -1,9 +1,10 @@
 """How the player starts each kind of scenario (``scenario.KINDS``),
 against either Ironic (fake or real): :class:`KindPlayers`, a mixin of
 ``scenario_case.ScenarioTest``, and :data:`KIND_PLAYERS`, the method for each
-kind.  Each method boots, acts and returns ``(server, its first node, the
-action's time (monotonic s))``; ``ScenarioTest._run`` settles and records,
-then calls what the method left in ``_after_record``, if anything.
+kind (:func:`player_method`).  Each method boots, acts and returns
+``(server, its first node, the action's time (monotonic s))``;
+``ScenarioTest._run`` settles and records, then calls what the method
+left in ``_after_record``, if anything.
 Runs inside Nova's virtualenv.
 """
 
@@ -17,22 +18,18 @@ from nova import objects  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
 
 from novaseries.scenarios.checks import fired, REFUSE_TEARDOWN  # noqa: E402
-from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS  # noqa: E402
+from novaseries.scenarios.scenario import KINDS, MAIN_THREAD_DELETE_ACTIONS  # noqa: E402
+
+
+def player_method(prefix, name):
+    """The player's method for ``name``, a kind or an action: ``prefix``
+    then ``name`` with ``_`` for ``-`` (``'_play_'``, ``'rebuild-newest'``:
+    ``'_play_rebuild_newest'``)."""
+    return prefix + name.replace('-', '_')
+
 
 #: The player's method for each kind of ``scenario.KINDS``.
-KIND_PLAYERS = {
-    'build': '_play_build',
-    'rebuild': '_play_rebuild',
-    'rebuild-newest': '_play_rebuild_newest',
-    'rebuild-error': '_play_rebuild_error',
-    'reap': '_play_reap',
-    'reap-log': '_play_reap_log',
-    'build-delete': '_play_build_delete',
-    'undeploy-active-delete': '_play_undeploy_active_delete',
-    'outage-delete': '_play_outage_delete',
-    'cleanup-fail-delete': '_play_cleanup_fail_delete',
-    'recovery': '_play_recovery',
-}
+KIND_PLAYERS = {kind: player_method('_play_', kind) for kind in KINDS}
 
 
 class KindPlayers:
