@@ -44,9 +44,6 @@ from novaseries import modes as modes_mod, targets as targets_mod, testrun, venv
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
-HELP = ("the real Ironics of the tests: install, start, sweep, driver-tests, hang-probe "
-        "(see doc/real-ironic.rst)")
-
 #: The ``args`` attribute holding driver-tests' options that ``driver-tests
 #: --pike`` does not take, as ``{dest: (flag, default)}`` (``--pike``
 #: refuses a value other than the default).
@@ -67,20 +64,14 @@ def _pike(parser):
 
 def add_arguments(parser, ctx):
     sub = parser.add_subparsers(dest="action", title="actions", required=True)
-    install = sub.add_parser("install", help="install the Ironic's pinned venv, print its path")
-    _pike(install)
-    start = sub.add_parser("start", help="start an Ironic on 127.0.0.1, print its URLs, "
-                           "stop on Enter or SIGTERM")
+    parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in _ACTIONS.items()}
+    _pike(parsers["install"])
+    start = parsers["start"]
     _pike(start)
     start.add_argument("--port", type=int, help="the API port (default: a free one)")
     start.add_argument("--fake-delays", type=int, default=0, metavar="SECONDS",
                        help="[fake] power_delay/boot_delay")
-    sub.add_parser("sweep", help="kill the Ironics and image servers that killed test runs "
-                   "left behind")
-    tests = sub.add_parser("driver-tests",
-                           help="Nova's ironic driver tests (contract, end to end; "
-                           "novaseries/nova_side/driver_tests) in Nova's venv against a "
-                           "real Ironic")
+    tests = parsers["driver-tests"]
     _pike(tests)
     not_pike = [
         tests.add_argument("--tree", help="a Nova tree with the series " + _TREE_DEFAULT),
@@ -92,9 +83,7 @@ def add_arguments(parser, ctx):
         _mode(tests, ctx)]
     tests.set_defaults(**{_NOT_PIKE: {a.dest: (a.option_strings[0], a.default)
                                       for a in not_pike}})
-    probe = sub.add_parser("hang-probe", help="a read of Nova's ironic driver against a "
-                           "real Ironic behind a proxy that never answers, with [ironic] "
-                           "timeout set and unset (doc/operators.rst)")
+    probe = parsers["hang-probe"]
     probe.add_argument("--tree", help="a Nova tree " + _TREE_DEFAULT)
     probe.add_argument("--nova-venv", help=_VENV_HELP)
     probe.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
@@ -216,9 +205,20 @@ def _hang_probe(ctx, args):
                               unset_for=args.unset_for, build=ctx.build, root=ctx.root)
 
 
-#: What each action runs: ``func(ctx, args) -> exit status``.
-_RUN = {"install": _install, "start": _start, "sweep": _sweep, "driver-tests": _driver_tests,
-        "hang-probe": _hang_probe}
+#: The actions, in the order of the help: ``name: (func(ctx, args) -> exit
+#: status, its help)``.
+_ACTIONS = {
+    "install": (_install, "install the Ironic's pinned venv, print its path"),
+    "start": (_start, "start an Ironic on 127.0.0.1, print its URLs, stop on Enter or SIGTERM"),
+    "sweep": (_sweep, "kill the Ironics and image servers that killed test runs left behind"),
+    "driver-tests": (_driver_tests, "Nova's ironic driver tests (contract, end to end; "
+                     "novaseries/nova_side/driver_tests) in Nova's venv against a real Ironic"),
+    "hang-probe": (_hang_probe, "a read of Nova's ironic driver against a real Ironic behind "
+                   "a proxy that never answers, with [ironic] timeout set and unset "
+                   "(doc/operators.rst)"),
+}
+
+HELP = f"the real Ironics of the tests: {', '.join(_ACTIONS)} (see doc/real-ironic.rst)"
 
 
 def run(ctx, args):
@@ -226,6 +226,6 @@ def run(ctx, args):
     run's)."""
     _refuse_pike_options(args)
     try:
-        return _RUN[args.action](ctx, args)
+        return _ACTIONS[args.action][0](ctx, args)
     except service.RealIronicError as exc:
         raise HarnessError(str(exc)) from None
