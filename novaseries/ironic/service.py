@@ -10,7 +10,8 @@ What :class:`RealIronic` starts, all on loopback addresses, all in fresh free
 ports, all in a run directory of its own:
 
 * an HTTP server (``python -m http.server``) for the deploy image
-  ``disk.img`` (1 MiB, its sha256 in :attr:`RealIronic.image_sha256`);
+  (:data:`IMAGE`, :data:`IMAGE_SIZE` random bytes, its sha256 in
+  :attr:`RealIronic.image_sha256`; :meth:`RealIronic._serve_image`);
 * ``ironic-dbsync create_schema`` on a SQLite file (``upgrade`` cannot run
   on SQLite);
 * the all-in-one ``ironic`` process (``rpc_transport = none``, noauth,
@@ -61,6 +62,13 @@ CONDUCTOR_HOST = "ironic-local"
 #: Seconds until GET /v1 must answer 200: far above a start on a loaded
 #: machine, so that only an Ironic that cannot start fails.
 _START_TIMEOUT = 90.0
+
+#: The deploy image the image server serves (``image_url``), and a name
+#: it has no file for (``missing_image_url``: a 404).
+IMAGE = "disk.img"
+MISSING_IMAGE = "missing.img"
+#: Bytes of the deploy image (random).
+IMAGE_SIZE = 1024 * 1024
 
 
 #: Ironic could not be installed, started or stopped; the message says what
@@ -273,14 +281,9 @@ class RealIronic:
         self.port = self.port or procs.free_port(self.host)
         self.image_port = self.image_port or procs.free_port(self.host)
         run = self.run_dir
-        for sub in ("state", "locks", "images"):
+        for sub in ("state", "locks"):
             (run / sub).mkdir()
-        image = os.urandom(1024 * 1024)
-        (run / "images" / "disk.img").write_bytes(image)
-        self.image_sha256 = hashlib.sha256(image).hexdigest()
         self.url = f"http://{self.host}:{self.port}"
-        self.image_url = f"http://{self.host}:{self.image_port}/disk.img"
-        self.missing_image_url = f"http://{self.host}:{self.image_port}/missing.img"
         conf = run / "ironic.conf"
         conf.write_text(CONF_TEMPLATE.format(
             host=CONDUCTOR_HOST, run=run, ip=self.host, port=self.port,
@@ -288,10 +291,7 @@ class RealIronic:
             power_delay=int(self.fake_delays), boot_delay=int(self.fake_delays)))
         conf_args = self._conf_args(conf)
 
-        # image server
-        self._spawn("http", [self._bin("python"), "-m", "http.server", str(self.image_port),
-                             "--bind", self.host, "--directory", str(run / "images")],
-                    run / "http.log")
+        self._serve_image(self._bin("python"))
 
         self._create_schema(conf_args)
 
@@ -330,6 +330,28 @@ class RealIronic:
         self.start_seconds = time.monotonic() - t0
         self.log(f"realironic: ironic {self.url} (pid {self.pid}) up in "
                  f"{self.start_seconds:.1f} s, run dir {run}")
+
+    def _serve_image(self, python):
+        """Write the deploy image (:data:`IMAGE_SIZE` random bytes) to the
+        run directory's ``images/``, set ``image_url``,
+        ``missing_image_url`` and ``image_sha256``, and start the image
+        server (``python -m http.server`` on ``image_port``, its output in
+        ``http.log``).
+
+        :param python: the image server's interpreter (Python 3).
+        :returns: the image (bytes).
+        """
+        images = self.run_dir / "images"
+        images.mkdir()
+        image = os.urandom(IMAGE_SIZE)
+        (images / IMAGE).write_bytes(image)
+        self.image_sha256 = hashlib.sha256(image).hexdigest()
+        self.image_url = f"http://{self.host}:{self.image_port}/{IMAGE}"
+        self.missing_image_url = f"http://{self.host}:{self.image_port}/{MISSING_IMAGE}"
+        self._spawn("http", [str(python), "-m", "http.server", str(self.image_port),
+                             "--bind", self.host, "--directory", str(images)],
+                    self.run_dir / "http.log")
+        return image
 
     def _conf_args(self, conf):
         """``--config-file`` arguments: ``conf``, then ``extra_conf`` (written

@@ -231,7 +231,7 @@ class FakeBackend(contract_scenarios.Backend):
         return self.fixture.create_node()
 
     def image(self, bad):
-        name = 'missing.img' if bad else 'disk.img'
+        name = service.MISSING_IMAGE if bad else service.IMAGE
         return ('http://127.0.0.1:1/%s' % name,
                 {'image_os_hash_algo': 'sha256',
                  'image_os_hash_value': '0' * 64})
