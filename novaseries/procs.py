@@ -41,6 +41,9 @@ except ImportError:
 #: Ironic service, so that only a server that does not stop is killed.
 STOP_TIMEOUT = 20.0
 LOG_TAIL_LINES = 40
+#: How the name of each run directory begins (``<prefix><pid>-...``, under
+#: the workdir that :func:`sweep` looks through).
+RUN_PREFIX = "run-"
 
 
 class ServiceError(Exception):
@@ -298,7 +301,7 @@ def write_pids(run_dir, procs):
 def sweep(workdir, active=(), log=print):
     """Kill what runs of dead test processes left behind; remove their dirs.
 
-    For every ``run-*/pids.json`` under ``workdir`` whose owner process is
+    For every ``<RUN_PREFIX>*/pids.json`` under ``workdir`` whose owner process is
     gone (or is this process, for a run it has stopped or failed to
     start), except the run directories in ``active``: SIGTERM, then
     SIGKILL, each recorded process group that still has a process started
@@ -310,7 +313,7 @@ def sweep(workdir, active=(), log=print):
     killed = 0
     if not workdir.exists():
         return 0
-    for pidfile in sorted(workdir.glob("run-*/pids.json")):
+    for pidfile in sorted(workdir.glob(f"{RUN_PREFIX}*/pids.json")):
         try:
             data = json.loads(pidfile.read_text())
         except (OSError, ValueError):

@@ -262,7 +262,8 @@ class RealIronic:
         t0 = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.run_dir = pathlib.Path(
-            self.workdir / f"run-{os.getpid()}-{time.strftime('%H%M%S')}-{id(self) & 0xffff:04x}")
+            self.workdir / f"{procs.RUN_PREFIX}{os.getpid()}-{time.strftime('%H%M%S')}-"
+            f"{id(self) & 0xffff:04x}")
         self.run_dir.mkdir()
         _ACTIVE.add(str(self.run_dir))
         self._write_pids()

@@ -103,7 +103,7 @@ class TestNoLeftovers(unittest.TestCase):
         return p.pid
 
     def test_sweep_kills_processes_of_dead_owner(self):
-        run_dir = self.workdir / 'run-1'
+        run_dir = self.workdir / (procs.RUN_PREFIX + '1')
         run_dir.mkdir()
         leftover = subprocess.Popen(['sleep', '300'], cwd=run_dir,
                                     start_new_session=True)
@@ -120,7 +120,7 @@ class TestNoLeftovers(unittest.TestCase):
         self.assertFalse(run_dir.exists())
 
     def test_sweep_leaves_live_runs_alone(self):
-        run_dir = self.workdir / 'run-2'
+        run_dir = self.workdir / (procs.RUN_PREFIX + '2')
         run_dir.mkdir()
         proc = subprocess.Popen(['sleep', '300'], cwd=run_dir,
                                 start_new_session=True)
