@@ -34,9 +34,9 @@ def _rec(tree, run=1, spec='4:1:2', **kw):
             t.update(attempts=['rescheduled', 'active'][:1 + (i == 0)],
                      final='ACTIVE' if i == 0 else 'ERROR',
                      seconds_to_final=1.0 + i, polls_to_final=1 + 6 * (i == 0))
-    rec = {'spec': spec_.text, 'run': run, 'n': spec_.n, 's': spec_.s,
-           'k': spec_.k, 'options': dict(spec_.options), 'error': None,
-           'settled': True, 'wall_seconds': 3.0, 'cpu_seconds': 8.0,
+    rec = {**bench_table.record_head(spec_, run),
+           'options': dict(spec_.options), 'error': None, 'settled': True,
+           'wall_seconds': 3.0, 'cpu_seconds': 8.0,
            'ironic_calls_total': 40,
            'outcome': {'ACTIVE': 2, 'BUILD': 2} if tree == 'reproducer'
            else {'ACTIVE': 3, 'ERROR': 1},
@@ -116,6 +116,10 @@ class BenchTableTest(unittest.TestCase):
         self.assertEqual(bench_table.expand(['all']), every)
         self.assertEqual('50:0:0', every[0].text)
 
+    def test_record_head(self):
+        self.assertEqual({'spec': '4:1:2:max_attempts=5', 'run': 3, 'n': 4, 's': 1, 'k': 2},
+                         bench_table.record_head(bench_table.parse('4:1:2:max_attempts=5'), 3))
+
     def test_statistics(self):
         self.assertIsNone(bench_table.percentile([], 50))
         self.assertIsNone(bench_table.median([None]))
@@ -137,8 +141,11 @@ class BenchTableTest(unittest.TestCase):
         bench = BENCH_PLAYER.read_text()
         test = bench.split('def test_bench', 1)[1].split('def _torn_down')[0]
         written = set(re.findall(r"\brec\['(\w+)'\]", test))
-        written |= set(re.findall(r"'(\w+)': ", re.findall(
-            r"rec = \{(.*?)\}", test, re.S)[0]))
+        # rec = dict(bench_table.record_head(spec, run), key=value, ...)
+        made = re.findall(r"rec = dict\(bench_table\.record_head\(.*?\),(.*?)\)\n",
+                          test, re.S)[0]
+        written |= set(bench_table.record_head(bench_table.parse('1:0:0'), 1))
+        written |= set(re.findall(r"(\w+)=", made))
         self.assertIn('inconsistencies', written)
         self.assertIn('options', written)
         report = REPORT.read_text()

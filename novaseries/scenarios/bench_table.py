@@ -144,6 +144,17 @@ class BenchSpec(collections.namedtuple('BenchSpec', 'n s k options')):
         return [(k, v, OPTIONS[k][0]) for k, v in self.options]
 
 
+def record_head(spec, run):
+    """The keys of a run's record (:data:`RECORD`) that its spec and run
+    give: ``spec`` (its text), ``run``, ``n``, ``s``, ``k``.
+
+    :param spec: a :class:`BenchSpec`.
+    :param run: the run of the spec, 1..R.
+    """
+    return {'spec': spec.text, 'run': run, 'n': spec.n, 's': spec.s,
+            'k': spec.k}
+
+
 def _value(name, text):
     kind = OPTIONS[name][1]
     if kind is bool:

@@ -106,9 +106,8 @@ def main(argv=None):
         # loses its configuration and every later run fails).
         spec, run = args.bench
         parsed = bench_table.parse(spec)
-        watchdog = play_bench.Watchdog(args.out, {
-            'spec': parsed.text, 'run': int(run), 'n': parsed.n,
-            's': parsed.s, 'k': parsed.k}, args.deadline)
+        watchdog = play_bench.Watchdog(
+            args.out, bench_table.record_head(parsed, int(run)), args.deadline)
         rec = play_bench.run_bench(parsed, int(run), watchdog)
         out['bench'].append(rec)
     with open(args.out, 'w') as f:

@@ -260,8 +260,8 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
 
     def test_bench(self):
         spec = self.SPEC
-        rec = {'spec': spec.text, 'run': self.RUN, 'n': spec.n, 's': spec.s,
-               'k': spec.k, 'options': dict(spec.options), 'error': None}
+        rec = dict(bench_table.record_head(spec, self.RUN),
+                   options=dict(spec.options), error=None)
         type(self).RESULT = rec
         victims = {}
         self._hold_deploys(victims)
@@ -443,8 +443,7 @@ def run_bench(spec, run=1, watchdog=None):
                 {'SPEC': spec, 'RUN': run, 'WATCHDOG': watchdog})
     result = unittest.TestResult()
     case('test_bench').run(result)
-    rec = case.RESULT or {'spec': spec.text, 'run': run, 'n': spec.n,
-                          's': spec.s, 'k': spec.k}
+    rec = case.RESULT or bench_table.record_head(spec, run)
     problems = result.errors + result.failures
     if problems and not rec.get('error'):
         rec['error'] = problems[0][1]
