@@ -15,6 +15,7 @@ from unittest import mock
 
 from novaseries import ci, cisteps, cli, targets, util
 from novaseries.commands import run as run_command
+from novaseries.ironic import hang_probe_run
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
 from tests import helpers
@@ -263,7 +264,8 @@ class CommandsTest(unittest.TestCase):
     def test_ironic_hang_probe_parses(self):
         parser = self.parser()
         args = parser.parse_args(["ironic", "hang-probe"])
-        self.assertEqual(("hang-probe", 10.0, 1, 0.0, "threading", None),
+        self.assertEqual(("hang-probe", hang_probe_run.TIMEOUT, hang_probe_run.RETRIES,
+                          hang_probe_run.UNSET_FOR, "threading", None),
                          (args.action, args.timeout, args.retries, args.unset_for,
                           args.mode, args.tree))
         args = parser.parse_args(["ironic", "hang-probe", "--timeout", "2.5", "--retries",

@@ -86,14 +86,18 @@ def add_arguments(parser, ctx):
     probe = parsers["hang-probe"]
     probe.add_argument("--tree", help="a Nova tree " + _TREE_DEFAULT)
     probe.add_argument("--nova-venv", help=_VENV_HELP)
-    probe.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
-                       help="[ironic] timeout of the timed cases (default 10)")
-    probe.add_argument("--retries", type=int, default=1, choices=range(0, 6), metavar="N",
+    probe.add_argument("--timeout", type=_seconds, default=hang_probe_run.TIMEOUT,
+                       metavar="SECONDS",
+                       help="[ironic] timeout of the timed cases (default %(default)s)")
+    probe.add_argument("--retries", type=int, default=hang_probe_run.RETRIES,
+                       choices=range(0, 6), metavar="N",
                        help="[ironic] connect_retries and status_code_retries of the "
-                       "second timed case (default 1; 0: no second case)")
-    probe.add_argument("--unset-for", type=float, default=0.0, metavar="SECONDS",
+                       "second timed case (default %(default)s; 0: no second case)")
+    probe.add_argument("--unset-for", type=float, default=hang_probe_run.UNSET_FOR,
+                       metavar="SECONDS",
                        help="without [ironic] timeout, check that the read still waits "
-                       "after this long (default 0: not checked; 300 for the doc)")
+                       "after this long (default %(default)s; 0: not checked; 300 for "
+                       "the doc)")
     _mode(probe, ctx)
 
 

@@ -17,11 +17,22 @@ from novaseries.ironic import driver_runs
 
 LOG = logging.getLogger(__name__)
 
-#: The probe, run as a script inside Nova's venv.
+#: The probe, run as a script inside Nova's venv (it takes each of the
+#: options below; their defaults are these).
 PROBE = driver_runs.DRIVER_TESTS / "hang_probe.py"
 
+#: ``[ironic] timeout`` of the timed cases (s).
+TIMEOUT = 10.0
+#: ``[ironic] connect_retries`` and ``status_code_retries`` of the second
+#: timed case (0: no second case).
+RETRIES = 1
+#: Seconds the read without ``[ironic] timeout`` must stay hung (0: that
+#: case is not run).
+UNSET_FOR = 0.0
 
-def run(tree, test_env, nova_venv, timeout, retries=1, unset_for=0, build=None, root=None):
+
+def run(tree, test_env, nova_venv, timeout=TIMEOUT, retries=RETRIES, unset_for=UNSET_FOR,
+        build=None, root=None):
     """Run the probe; returns its exit status (0: each case as expected).
 
     :param tree: a Nova tree (PYTHONPATH; the series' ``_api_unreachable()``

@@ -174,9 +174,10 @@ def unset_case(proxy, instance, unset_for):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    # each given by novaseries.ironic.hang_probe_run, which has the defaults
     parser.add_argument('--timeout', type=float, required=True)
-    parser.add_argument('--retries', type=int, default=1)
-    parser.add_argument('--unset-for', type=float, default=0)
+    parser.add_argument('--retries', type=int, required=True)
+    parser.add_argument('--unset-for', type=float, required=True)
     args = parser.parse_args(argv)
     CONF([], project='nova', default_config_files=[])
     t0 = time.monotonic()
