@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from unittest import mock
 
-from novaseries import cisteps, testrun, util
+from novaseries import cisteps, targets, testrun, util
 from novaseries.ironic import driver_runs, pike, venv
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
@@ -93,6 +93,14 @@ class PinnedVersionTest(unittest.TestCase):
         with self.assertRaisesRegex(HarnessError, "gone.txt is missing: it pins the ironic "
                                                   "release"):
             venv.pinned_version(path.parent / "gone.txt", "ironic")
+
+
+class InterpreterTest(unittest.TestCase):
+
+    def test_the_pike_targets_interpreter(self):
+        """The pike-era Ironic runs under the interpreter of pike's target."""
+        target = targets.get(util.Context.create(helpers.REPO), targets.PIKE_TARGET)
+        self.assertEqual(target.interpreter, pike.PYTHON)
 
 
 class ApiPortTest(unittest.TestCase):
