@@ -361,8 +361,8 @@ class RealIronicBackend(real_operator.OperatorControls,
     def history(self, node):
         """Every ``(provision_state, target)`` seen of the node, in order
         (by Nova's reads, the observer's and the operator's), from
-        ``available`` at its enrolment; ``('<deleted>', None)`` marks its
-        deletion.  Sampled: a state shorter than the observer's interval
+        ``available`` at its enrolment; ``(request_log.DELETED, None)``
+        marks its deletion.  Sampled: a state shorter than the observer's interval
         (WATCH_INTERVAL) may be missing."""
         with self._lock:
             return list(self._history.get(node, []))

@@ -8,7 +8,7 @@ Standard library only: the player, in Nova's venv, imports it.
 
 import time
 
-from novaseries.ironic import real_deploy, rest
+from novaseries.ironic import real_deploy, request_log, rest
 
 
 class OperatorControls:
@@ -54,7 +54,7 @@ class OperatorControls:
         t0 = time.monotonic()
         self._operator('delete', 'DELETE', '/nodes/%s' % node)
         with self._lock:
-            self._append_history(node, ('<deleted>', None), t0)
+            self._append_history(node, (request_log.DELETED, None), t0)
 
     def wait_cleared(self, node, timeout=30):
         """Wait until Ironic no longer associates the node with an instance

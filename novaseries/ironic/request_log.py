@@ -28,6 +28,9 @@ Call = collections.namedtuple('Call', 'method node')
 
 #: Seconds the observer waits between two reads of every node.
 WATCH_INTERVAL = 0.25
+#: The provision state a node's history shows once the node is deleted:
+#: ``(DELETED, None)``.
+DELETED = '<deleted>'
 
 
 def classify(method, path, frames=()):
@@ -337,7 +340,7 @@ class Watcher:
             with b._lock:
                 for node in b.node_ids:
                     if node not in seen:
-                        b._append_history(node, ('<deleted>', None), t0)
+                        b._append_history(node, (DELETED, None), t0)
 
 
 def dump(records, path):
