@@ -13,12 +13,12 @@ import sys
 import tempfile
 import unittest
 
-from novaseries.ironic import driver_runs
+from novaseries.ironic import driver_runs, run_env
 from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("venv", "service", "rest", "request_log", "real_deploy", "real_operator",
+ORDER = ("run_env", "venv", "service", "rest", "request_log", "real_deploy", "real_operator",
          "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
 
 
@@ -69,9 +69,9 @@ class LayoutTest(unittest.TestCase):
         each other by bare name, everything skips, pike's tests are not
         collected."""
         with tempfile.TemporaryDirectory() as tmp:
-            env = dict(os.environ, PYTHONPATH=str(helpers.REPO),
-                       REALIRONIC_VENV=os.path.join(tmp, "no-venv"), NOVASERIES_BUILD=tmp)
-            env.pop("REALIRONIC_REQUIRED", None)
+            env = dict(os.environ, PYTHONPATH=str(helpers.REPO), NOVASERIES_BUILD=tmp)
+            env[run_env.VENV] = os.path.join(tmp, "no-venv")
+            env.pop(run_env.REQUIRED, None)
             tests = str(driver_runs.DRIVER_TESTS)
             proc = subprocess.run(
                 [sys.executable, "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests],

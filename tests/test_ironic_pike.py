@@ -9,6 +9,7 @@ step ``pike against Ironic 9.1.7`` does that; these tests do not.
 import json
 import os
 import pathlib
+import re
 import tempfile
 import unittest
 import urllib.error
@@ -16,7 +17,7 @@ import urllib.request
 from unittest import mock
 
 from novaseries import cisteps, targets, testrun, util
-from novaseries.ironic import driver_runs, pike, venv
+from novaseries.ironic import driver_runs, pike, run_env, venv
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
@@ -202,6 +203,26 @@ class PikeOutcomesTest(unittest.TestCase):
         self.assertFalse(run_pike.called)
 
 
+class PikeEnvironmentTest(unittest.TestCase):
+    """What run_pike tells pike's tests: the names of run_env.PIKE, which
+    test_pike_e2e.py (Python 2.7: it cannot import run_env) spells itself."""
+
+    def test_run_pike_sets_what_pikes_tests_read(self):
+        ironic = mock.MagicMock(url="http://127.0.0.1:2", image_url="u", image_md5="m")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(driver_runs.pike, "ensure_venv", return_value=tmp), \
+                mock.patch.object(driver_runs.pike, "PikeIronic") as pike_ironic, \
+                mock.patch.object(driver_runs.subprocess, "run") as run:
+            pike_ironic.return_value.__enter__.return_value = ironic
+            run.return_value.returncode = 0
+            driver_runs.run_pike([("patched", tmp, "fixed")], {}, tmp, build=tmp, log_dir=tmp)
+        env = run.call_args.kwargs["env"]
+        self.assertEqual(set(run_env.PIKE), {k for k in env if k.startswith("REALIRONIC_")})
+        read = re.findall(r"os\.environ\.get\('(REALIRONIC_\w+)'",
+                          (driver_runs.PIKE_DRIVER_TESTS / "test_pike_e2e.py").read_text())
+        self.assertEqual(set(run_env.PIKE), set(read))
+
+
 class NeedFixtureTest(unittest.TestCase):
     """driver_runs.run's environment: the caller's test environment, and
     need_fixture=True makes a tree without the series' fake Ironic fail
@@ -227,8 +248,8 @@ class NeedFixtureTest(unittest.TestCase):
         self.assertEqual(str(util.PACKAGE_PARENT), env["PYTHONPATH"].split(os.pathsep)[1])
 
     def test_need_fixture(self):
-        self.assertEqual("1", self.env_of(need_fixture=True)["REALIRONIC_NEED_FIXTURE"])
-        self.assertNotEqual("1", self.env_of().get("REALIRONIC_NEED_FIXTURE"))
+        self.assertEqual("1", self.env_of(need_fixture=True)[run_env.NEED_FIXTURE])
+        self.assertNotEqual("1", self.env_of().get(run_env.NEED_FIXTURE))
 
 
 class RealIronicStepTest(unittest.TestCase):

@@ -6,7 +6,9 @@
 * :mod:`~novaseries.ironic.pike`: the pike-era Ironic (Python 2.7,
   RabbitMQ) and its fake Neutron, for stable/pike;
 * :mod:`~novaseries.ironic.venv`: where their files live and how their
-  pinned venvs are built (the lowest module here);
+  pinned venvs are built (the lowest module here but
+  :mod:`~novaseries.ironic.run_env`, the names of the environment
+  variables the driver tests are run with, which imports nothing);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
 * :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_deploy`,
   :mod:`~novaseries.ironic.real_operator`,

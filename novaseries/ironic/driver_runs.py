@@ -27,7 +27,7 @@ import subprocess
 import time
 
 from novaseries import util
-from novaseries.ironic import pike, service
+from novaseries.ironic import pike, run_env, service
 from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
         :func:`novaseries.util.project_root`.
     :param need_fixture: the tree must carry the series' fake Ironic: the
         contract tests' fake side fails instead of skipping without it
-        (``REALIRONIC_NEED_FIXTURE=1``; ci's step sets it).
+        (:data:`~novaseries.ironic.run_env.NEED_FIXTURE`; ci's step sets it).
     :returns: the test run's exit code.
     :raises RealIronicError: the Ironic venv could not be built, or there
         is no Nova test venv.
@@ -65,10 +65,10 @@ def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
     build = pathlib.Path(build or default_build())
     t0 = time.monotonic()
     python, env = nova_venv_env(tree, test_env, nova_venv, build, root)
-    env.update({"REALIRONIC_REQUIRED": "1", "REALIRONIC_EXPECT": expect or env.get(
-        "REALIRONIC_EXPECT", "auto")})
+    env.update({run_env.REQUIRED: "1", run_env.EXPECT: expect or env.get(
+        run_env.EXPECT, "auto")})
     if need_fixture:
-        env["REALIRONIC_NEED_FIXTURE"] = "1"
+        env[run_env.NEED_FIXTURE] = "1"
     tests = str(DRIVER_TESTS)
     cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
     if pattern:
@@ -83,7 +83,7 @@ def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
 def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     """Install the Ironic venv if needed; Nova's venv's python, and the
     environment of a run of :data:`DRIVER_TESTS`' code in it: ``test_env``
-    with the Ironic venv and the build folder (``REALIRONIC_VENV``,
+    with the Ironic venv and the build folder (:data:`~novaseries.ironic.run_env.VENV`,
     ``NOVASERIES_BUILD``) and ``PYTHONPATH`` the tree, then the harness's
     code (:func:`novaseries.util.nova_side_pythonpath`).
 
@@ -103,7 +103,7 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     env = dict(test_env)
     env.update({
         "PYTHONPATH": util.nova_side_pythonpath(tree),
-        "REALIRONIC_VENV": str(venv), "NOVASERIES_BUILD": str(build),
+        run_env.VENV: str(venv), "NOVASERIES_BUILD": str(build),
     })
     return python, env
 
@@ -136,11 +136,11 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         for label, tree, expect in runs:
             env = dict(test_env)
             env.update({
-                "PYTHONPATH": str(tree), "REALIRONIC_REQUIRED": "1",
-                "REALIRONIC_EXPECT": expect, "REALIRONIC_URL": ironic.url,
-                "REALIRONIC_IMAGE_URL": ironic.image_url,
-                "REALIRONIC_IMAGE_MD5": ironic.image_md5,
-                "REALIRONIC_IRONIC_VERSION": pike.IRONIC_VERSION})
+                "PYTHONPATH": str(tree), run_env.REQUIRED: "1",
+                run_env.EXPECT: expect, run_env.URL: ironic.url,
+                run_env.IMAGE_URL: ironic.image_url,
+                run_env.IMAGE_MD5: ironic.image_md5,
+                run_env.IRONIC_VERSION: pike.IRONIC_VERSION})
             cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
             log_path = log_dir / f"{label}.log"
             LOG.info(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}")

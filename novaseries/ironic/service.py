@@ -44,7 +44,7 @@ import threading
 import time
 
 from novaseries import procs, util
-from novaseries.ironic import venv as ironic_venv
+from novaseries.ironic import run_env, venv as ironic_venv
 from novaseries.ironic.venv import base_python, default_build
 
 LOG = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class RealIronic:
                  fake_delays=0, callback_timeout=1800, host="127.0.0.1",
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         procs.check_loopback(host)
-        self.venv = pathlib.Path(venv or os.environ.get("REALIRONIC_VENV") or venv_dir())
+        self.venv = pathlib.Path(venv or os.environ.get(run_env.VENV) or venv_dir())
         self.workdir = pathlib.Path(workdir or ironic_venv.workdir())
         self.host = host
         self.port = port

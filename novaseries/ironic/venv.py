@@ -12,8 +12,8 @@ checkout is :func:`novaseries.util.project_root`'s.
 
 Standard library only (and :mod:`novaseries.util`, :mod:`novaseries.procs`,
 which are too): the service modules that import this one are imported in
-Nova's test venv as well.  The lowest module of :mod:`novaseries.ironic`: it
-imports none of the others.
+Nova's test venv as well.  It imports none of the other modules of
+:mod:`novaseries.ironic`.
 """
 
 import os

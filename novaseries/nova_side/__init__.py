@@ -39,6 +39,7 @@ HARNESS_MODULES = (
     'novaseries.ironic.real_operator',
     'novaseries.ironic.request_log',
     'novaseries.ironic.rest',
+    'novaseries.ironic.run_env',
     'novaseries.ironic.service',
     'novaseries.ironic.venv',
     'novaseries.procs',

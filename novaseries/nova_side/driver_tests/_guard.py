@@ -9,7 +9,9 @@ that happens to collect this directory gets skips instead of import errors.
 import os
 import unittest
 
-REQUIRED = os.environ.get('REALIRONIC_REQUIRED') == '1'
+from novaseries.ironic import run_env
+
+REQUIRED = os.environ.get(run_env.REQUIRED) == '1'
 
 
 def skip_or_raise(what, exc):

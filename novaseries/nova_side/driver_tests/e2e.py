@@ -57,7 +57,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 import warnings  # noqa: E402
 
-from novaseries.ironic import rest  # noqa: E402
+from novaseries.ironic import rest, run_env  # noqa: E402
 
 import contract_backends  # noqa: E402
 
@@ -70,7 +70,7 @@ _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 #: Detected from the tree unless REALIRONIC_EXPECT says "fixed" or "bug"
 #: (then a tree that does not match fails instead of switching
 #: expectations).
-_EXPECT = os.environ.get('REALIRONIC_EXPECT', 'auto')
+_EXPECT = os.environ.get(run_env.EXPECT, 'auto')
 EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
                 else _EXPECT == 'fixed')
 
@@ -78,7 +78,7 @@ EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
 #: destroy() retries the tear-down of a locked node).  Detected from the tree unless
 #: REALIRONIC_EXPECT_NODELEAK says "fixed" or "bug"; not REALIRONIC_EXPECT:
 #: that change is not in the series' tree that CI tests with --expect fixed.
-_EXPECT_NODELEAK = os.environ.get('REALIRONIC_EXPECT_NODELEAK', 'auto')
+_EXPECT_NODELEAK = os.environ.get(run_env.EXPECT_NODELEAK, 'auto')
 EXPECT_NODELEAK_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')
     if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')

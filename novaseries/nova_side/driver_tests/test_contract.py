@@ -36,12 +36,14 @@ else:
 import os  # noqa: E402
 import threading  # noqa: E402
 
+from novaseries.ironic import run_env  # noqa: E402
+
 import contract_backends  # noqa: E402
 import contract_scenarios  # noqa: E402
 
 # Without the fake Ironic patch in the tree (a fix-only tree), the fake side
 # is skipped; REALIRONIC_NEED_FIXTURE=1 makes that an error instead.
-FIXTURE_MISSING_IS_ERROR = os.environ.get('REALIRONIC_NEED_FIXTURE') == '1'
+FIXTURE_MISSING_IS_ERROR = os.environ.get(run_env.NEED_FIXTURE) == '1'
 
 #: {scenario name: contract_scenarios.Run} of the real Ironic, shared by the tests.
 _REAL = {}

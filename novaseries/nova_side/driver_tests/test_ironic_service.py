@@ -18,13 +18,13 @@ import unittest
 import _guard
 
 from novaseries import procs
-from novaseries.ironic import service
+from novaseries.ironic import run_env, service
 
 ROOT = pathlib.Path(service.__file__).resolve().parents[2]
 
 
 def venv_or_skip(test):
-    venv = pathlib.Path(os.environ.get('REALIRONIC_VENV') or
+    venv = pathlib.Path(os.environ.get(run_env.VENV) or
                         service.venv_dir())
     if not (venv / 'bin' / 'ironic').exists():
         if _guard.REQUIRED:
