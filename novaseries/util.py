@@ -62,20 +62,22 @@ class Context:
                              or build / "sdists")
         return cls(root.resolve(), build.resolve(), cache.resolve())
 
-    def tree(self, target):
-        """Default tree path of a target: ``build/trees/<target>``."""
-        return self.build / "trees" / target
+    def tree(self, name):
+        """The tree called ``name``: ``build/trees/<name>``; a target's
+        default tree is named after the target."""
+        return self.build / "trees" / name
 
-    def venv(self, target):
+    def venv(self, name):
         """The virtualenv called ``name``: ``build/venvs/<name>``
         (:func:`venv_dir`); a target's is its release's
         (:attr:`novaseries.target_model.Target.venv_name`)."""
-        return venv_dir(self.build, target)
+        return venv_dir(self.build, name)
 
-    def results(self, target):
-        """Where test logs and subunit streams go: ``build/results/<target>``
-        (:func:`results_dir`)."""
-        return results_dir(self.build, target)
+    def results(self, name):
+        """The results folder called ``name`` (test logs, subunit streams):
+        ``build/results/<name>`` (:func:`results_dir`); a target's is named
+        after the target."""
+        return results_dir(self.build, name)
 
 
 #: The targets file, under the project root.
