@@ -52,13 +52,9 @@ def tool_env(venv):
     return env
 
 
-def pins_file(ctx, name):
-    """The pins of the tool venv ``name`` (:func:`novaseries.util.pins_file`)."""
-    return util.pins_file(ctx.root, name)
-
-
 def tool_venv(ctx, name):
-    """Create or reuse ``build/venvs/NAME`` from its pins (:func:`pins_file`)
+    """Create or reuse ``build/venvs/NAME`` from its pins
+    (:func:`novaseries.util.pins_file`)
     with :data:`novaseries.util.TOOLS_PYTHON`
     (:func:`novaseries.util.pinned_venv`, recipe :data:`RECIPE`); its path.
 
@@ -66,7 +62,7 @@ def tool_venv(ctx, name):
         venv does not install.
     """
     return util.pinned_venv(ctx.venv(name), find_interpreter(util.TOOLS_PYTHON),
-                            pins_file(ctx, name), RECIPE,
+                            util.pins_file(ctx.root, name), RECIPE,
                             ctx.results(name) / util.VENV_INSTALL_LOG, what="pep8 tools")
 
 
