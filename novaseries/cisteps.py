@@ -243,11 +243,12 @@ class Step(typing.NamedTuple):
     light: bool = False
 
 
-def fixed_steps(ctx):
-    """The ci steps after the targets whatever targets.toml declares, in
-    order (:func:`steps` adds the mypy steps); their targets are the main
-    job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
-    packaged stack (:func:`~novaseries.targets.default_stack_name`) and
+def standing_steps(ctx):
+    """The standing ci steps: those after the targets that run whatever
+    targets.toml declares, in order (:func:`steps` adds the mypy steps);
+    their targets are the main job's
+    (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's packaged
+    stack (:func:`~novaseries.targets.default_stack_name`) and
     pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
     steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
@@ -266,11 +267,11 @@ def fixed_steps(ctx):
 
 
 def steps(ctx):
-    """The ci steps after the targets, in order: :func:`fixed_steps`, then
+    """The ci steps after the targets, in order: :func:`standing_steps`, then
     a ``mypy <target>`` step for each of
     :func:`novaseries.targets.mypy_targets` (after that target's job).
 
     :raises HarnessError: as :func:`~novaseries.targets.mypy_targets`.
     """
-    return (*fixed_steps(ctx), *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
-                                 for name in targets_mod.mypy_targets(ctx)))
+    return (*standing_steps(ctx), *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
+                                    for name in targets_mod.mypy_targets(ctx)))

@@ -143,7 +143,7 @@ class CiStepsTest(helpers.ProjectTestCase):
                               [Outcome("patched", passed=1)], targets=("fake",)),)
         out = helpers.capture_log(self, io.StringIO())
         with contextlib.redirect_stdout(out), \
-                mock.patch.object(cisteps, "fixed_steps", lambda ctx: steps):
+                mock.patch.object(cisteps, "standing_steps", lambda ctx: steps):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
         self.assertEqual([self.ctx], ran)
         self.assertIn("ok   patched: 1 passed, 0 failed", out.getvalue())
