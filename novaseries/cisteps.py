@@ -49,13 +49,13 @@ from novaseries.util import say
 def real_ironic_step(ctx):
     """Run all of novaseries/nova_side/driver_tests (contract, end-to-end
     and process tests) against the tree a packager of nova 34.0.0 ships
-    (:func:`~novaseries.targets.driver_tests_target`, master-all: the
+    (:func:`~novaseries.targets.default_stack_in_mode`, master-all: the
     changes of targets.toml ``[changes]`` for master), once
     in each of its modes that is one of
     :func:`~novaseries.modes.default_modes` (threading, how nova 34.0.0
     runs nova-compute); one Outcome per mode with unittest's counts
     (:func:`unittest_outcome`: a crash or a run of no test is a failure)."""
-    target = targets_mod.driver_tests_target(ctx)
+    target = targets_mod.default_stack_in_mode(ctx)
     ci_modes = modes_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)

@@ -247,16 +247,15 @@ def default_stack_target(ctx, path=None):
 def default_stack_name(ctx, path=None):
     """The name of :func:`default_stack_target`, or :data:`DEFAULT_TARGET`
     when the targets file lacks that target (the steps on it are then
-    skipped, and :func:`driver_tests_target` names it as unknown)."""
+    skipped, and :func:`default_stack_in_mode` names it as unknown)."""
     stack = default_stack_target(ctx, path)
     return stack.name if stack else DEFAULT_TARGET
 
 
-def driver_tests_target(ctx, mode=None):
-    """The target the real Ironic's driver tests run on (ci's ``real
-    Ironic`` step, ``ironic driver-tests`` and ``hang-probe``): that of
-    :func:`default_stack_name`, in ``mode``
-    (:func:`mode_target`) when given.
+def default_stack_in_mode(ctx, mode=None):
+    """The target of :func:`default_stack_name`, in ``mode``
+    (:func:`mode_target`) when given: the tree, venv and environment of
+    ci's ``real Ironic`` step, ``ironic driver-tests`` and ``hang-probe``.
 
     :raises HarnessError: the targets file lacks it, or it does not run in
         ``mode``.

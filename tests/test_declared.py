@@ -143,7 +143,7 @@ class DeclaredTest(unittest.TestCase):
         with mock.patch.object(targets, "DEFAULT_TARGET", "one-fix"):
             self.assertEqual("packaged", targets.default_stack_target(ctx).name)
             self.assertEqual("packaged", targets.default_stack_name(ctx))
-            self.assertEqual("packaged", targets.driver_tests_target(ctx).name)
+            self.assertEqual("packaged", targets.default_stack_in_mode(ctx).name)
         with mock.patch.object(targets, "DEFAULT_TARGET", "nosuch"):
             self.assertIsNone(targets.default_stack_target(ctx))
             self.assertEqual("nosuch", targets.default_stack_name(ctx))

@@ -241,7 +241,7 @@ class RealIronicStepTest(unittest.TestCase):
                 log.write(output)
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
-            with mock.patch.object(cisteps.targets_mod, "driver_tests_target",
+            with mock.patch.object(cisteps.targets_mod, "default_stack_in_mode",
                                    return_value=target), \
                     mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)), \

@@ -194,7 +194,7 @@ def _nova_tree_env(ctx, args):
     given = args.tree or os.environ.get("REALIRONIC_NOVA_TREE")
     name = targets_mod.default_stack_name(ctx)
     tree = nova_tree(given, name) if given else None
-    target = targets_mod.driver_tests_target(ctx, args.mode)
+    target = targets_mod.default_stack_in_mode(ctx, args.mode)
     tree = tree or nova_tree(ctx.tree(name), name)
     venv = os.path.abspath(args.nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
                            or ctx.venv(target.venv_name))
