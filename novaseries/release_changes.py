@@ -15,7 +15,7 @@ from novaseries.util import HarnessError
 
 #: What a ``[releases.<name>]`` table declares: the sdist, its pins and
 #: how to make its venv; its targets take these from it (and share the
-#: venv, named after the release: :attr:`Target.venv`) and may not set
+#: venv, named after the release: :attr:`Target.venv_base`) and may not set
 #: them, nor ``venv``, themselves.
 RELEASE_FIELDS = ("version", "sha256", "pins", "interpreter", "venv_tool", "pip_args",
                   "optional_interpreter")

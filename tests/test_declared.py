@@ -107,8 +107,8 @@ class DeclaredTest(unittest.TestCase):
                          (fix.version, fix.sha256, fix.pins, fix.release))
         # the release is the target's; its venv is named after it
         self.assertEqual(("one", "one-py3.13", "x"),
-                         (fix.venv, fix.in_mode("threading").venv_name,
-                          dataclasses.replace(fix, release="x").venv))
+                         (fix.venv_base, fix.in_mode("threading").venv_name,
+                          dataclasses.replace(fix, release="x").venv_base))
         self.assertEqual((ctx.root / "patches/one", (), None),
                          (one.patches, one.below, one.below_upto))
         self.assertEqual((ctx.root / "patches/fix/one", (ctx.root / "patches/one",), "0002"),
