@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,22 @@ def pins_file(root, name):
     """The pins (frozen requirements) of the venv ``name``:
     ``<root>/pins/<name>.txt`` (``root``: the project checkout)."""
     return pathlib.Path(root) / "pins" / f"{name}.txt"
+
+
+def canonical(name):
+    """A distribution name as pip compares it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pin_lines(path):
+    """``[(canonical name, version)]`` of the ``name==version`` lines of
+    the pins file ``path``, in order.
+
+    :raises OSError: the file cannot be read.
+    """
+    found = (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
+             for line in pathlib.Path(path).read_text().splitlines())
+    return [(canonical(m.group(1)), m.group(2)) for m in found if m]
 
 
 #: The harness's logger; its progress lines are INFO records.  The CLI

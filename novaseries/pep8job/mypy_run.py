@@ -9,9 +9,9 @@ import time
 from novaseries.outcomes import Outcome
 from novaseries.pep8job import tools
 from novaseries.pep8job.plan import PRE_COMMIT_RUN, plan, selected
-from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, canonical, pinned, proc_output, tool_env,
+from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, pinned, proc_output, tool_env,
                                       tox_commands, tox_ini)
-from novaseries.util import HarnessError, git, pins_file, say
+from novaseries.util import HarnessError, canonical, git, pins_file, say
 
 #: ``[testenv:mypy]`` commands: mypy from tox (33.x, 34.0.0), or the hook.
 MYPY_FROM_TOX = "mypy"

@@ -6,8 +6,8 @@ import dataclasses
 import pathlib
 import re
 
-from novaseries.pep8job.tools import CONFIG, canonical, pinned, tox_commands
-from novaseries.util import pins_file
+from novaseries.pep8job.tools import CONFIG, pinned, tox_commands
+from novaseries.util import canonical, pins_file
 
 #: How a hook runs here: ``check`` its entry in the tree (a non-zero exit
 #: fails), ``fix`` its entry on a scratch copy (a change or a non-zero exit

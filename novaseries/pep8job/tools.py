@@ -6,7 +6,6 @@ import configparser
 import json
 import os
 import pathlib
-import re
 import subprocess
 
 from novaseries import util, venvs
@@ -21,20 +20,10 @@ RECIPE = "1"
 SHOW_LINES = 40
 
 
-def canonical(name):
-    """A distribution name as pip compares it."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def pinned(path):
     """``{canonical name: version}`` of a pins file's ``name==version``
-    lines."""
-    found = {}
-    for line in pathlib.Path(path).read_text().splitlines():
-        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
-        if match:
-            found[canonical(match.group(1))] = match.group(2)
-    return found
+    lines (:func:`novaseries.util.pin_lines`)."""
+    return dict(util.pin_lines(path))
 
 
 def tool_env(venv):
