@@ -10,7 +10,6 @@ the Gerrit branches (``[gerrit_branches]``, ``[gerrit_folders]``).
 
 import dataclasses
 import pathlib
-import re
 
 from novaseries import modes, release_changes, targets_file
 from novaseries.target_model import Target, read_series
@@ -61,14 +60,13 @@ def load(ctx, path=None):
         merged["modes"] = {m: {**release_modes.get(m, {}),
                                **review.get("modes", {}).get(m, {}),
                                **entry.get("modes", {}).get(m, {})} for m in wanted}
-        missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
+        missing = [k for k in (*release_changes.REQUIRED_FIELDS, "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")
         if "interpreter" not in merged:
             raise HarnessError(f"targets file {path}: target {name} has no interpreter "
                                "(set interpreter in [defaults], its release or the target)")
-        if not re.fullmatch(r"[0-9a-f]{64}", merged["sha256"]):
-            raise HarnessError(f"targets file {path}: target {name}: sha256 is not 64 hex digits")
+        release_changes.check_sha256(f"targets file {path}: target {name}", merged["sha256"])
         unit = list(merged.get("unit", []))
         below = merged.get("below")
         targets[name] = Target(
