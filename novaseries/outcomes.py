@@ -2,7 +2,8 @@
 
 An :class:`Outcome` is one summary line (a stestr selection, a module,
 flake8, a lint, a ci step); :func:`totals_line` is the closing
-``N passed, N failed, N skipped`` line CI reads.  :func:`cannot_run` and
+``N passed, N failed, N skipped`` line CI reads; :func:`report` prints
+the summary every command and ``ci`` end with.  :func:`cannot_run` and
 :func:`missing_interpreter` give the Outcome of something this machine
 cannot run: skipped with a warning, a failure under ``CI=true``.
 """
@@ -43,6 +44,20 @@ def totals_line(outcomes):
     """The closing ``N passed, N failed, N skipped`` line."""
     passed, failed, skipped = totals(outcomes)
     return f"{passed} passed, {failed} failed, {skipped} skipped"
+
+
+def report(outcomes, notes=()):
+    """Print the summary of ``outcomes``: ``=== summary``, each one's
+    line, the lines ``notes`` (``ci``'s times), and last
+    :func:`totals_line`; return the exit status (1 if anything failed,
+    else 0)."""
+    print("\n=== summary")
+    for outcome in outcomes:
+        print(outcome.line())
+    for note in notes:
+        print(note)
+    print(totals_line(outcomes), flush=True)
+    return 1 if totals(outcomes)[1] else 0
 
 
 def cannot_run(name, why, note):

@@ -1,10 +1,10 @@
-"""What several commands share: argument specs, the target lookup, the
-summary of Outcomes."""
+"""What several commands share: argument specs, the target lookup."""
 
 import argparse
 
 from novaseries import modes as modes_mod, targets as targets_mod
-from novaseries.outcomes import totals, totals_line
+# commands/ironic.py prints its summary with common.report
+from novaseries.outcomes import report  # noqa: F401
 
 #: argparse ``(flags, kwargs)`` specs (:func:`add`).
 TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
@@ -39,16 +39,6 @@ def add(parser, *specs):
 def target(ctx, args):
     """The target ``args.target`` names; HarnessError (one line) if unknown."""
     return targets_mod.get(ctx, args.target)
-
-
-def report(outcomes):
-    """Print the summary of ``outcomes`` and, last, ``N passed, N failed,
-    N skipped``; return the exit status (1 if anything failed, else 0)."""
-    print("\n=== summary")
-    for outcome in outcomes:
-        print(outcome.line())
-    print(totals_line(outcomes), flush=True)
-    return 1 if totals(outcomes)[1] else 0
 
 
 def positive(text):
