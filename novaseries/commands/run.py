@@ -90,7 +90,7 @@ def add_arguments(parser, ctx):
     option("--json", help="where to write the JSON (default: "
            f"build/results/run/{backends.RUN_JSON}; with --ironic real "
            f"{backends.REAL_RUN_JSON}; with --tree {backends.TREE_JSON})")
-    option("--ironic", choices=list(backends.BACKENDS), default="fake",
+    option("--ironic", choices=list(backends.BACKENDS), default=backends.FAKE,
            help="fake: the fake Ironic of the series (default); real: a real "
            f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
            "whole Nova stack, for the scenarios it can play (--list says which)")

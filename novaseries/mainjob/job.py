@@ -22,7 +22,7 @@ BENCH_RUNS = 3
 
 
 def run(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
-        ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+        ironic=backends.FAKE, bench_runs=BENCH_RUNS, modes=None):
     """The main job, in each of ``modes`` (names of ``[modes]`` in
     targets.toml, ``modes.load_modes``; default ``modes.default_modes``),
     one after the other.  Returns the exit status (0: fixed tree all right
@@ -63,11 +63,11 @@ def run_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=No
         failed without its JSON, an Ironic that did not start.
     """
     return play(ctx, target_name, scenarios, json_out=json_out,
-                ironic='real', modes=modes)
+                ironic=backends.REAL, modes=modes)
 
 
 def play(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
-         ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+         ironic=backends.FAKE, bench_runs=BENCH_RUNS, modes=None):
     """:func:`run` with the backend ``ironic`` (``backends.BACKENDS``):
     prepare both trees and the target's venv, start the backend, then in
     each mode play the scenarios (and the benchmark) in both trees, judge,
