@@ -442,7 +442,7 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                       self._refused("run", "--bench-runs", "2"))
         self.assertIn("--bench runs on the fake Ironic",
                       self._refused("run", "--bench", "cost", "--ironic", "real"))
-        self.assertIn("expected a number >= 1",
+        self.assertIn("must be at least 1",
                       self._refused("run", "--bench", "cost", "--bench-runs", "0", code=2))
         self.assertIn("--tree judges one tree with the fake Ironic; it does not take "
                       "--bench or --ironic real",
