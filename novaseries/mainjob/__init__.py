@@ -25,7 +25,7 @@ here, and ``ci``'s main job step fails when it shows none (``cisteps``).
 Which module does what: ``trees`` prepares the trees and runs the player
 (and the benchmark) in them; ``judge`` judges the observations;
 ``report`` prints the table and writes the JSON; ``benchreport`` the
-benchmark's; ``backends`` is what a fake and a real Ironic run differ in;
-``job`` is the job itself (``job.run``, ``job.run_real``,
-``job.check_tree``).
+benchmark's report; ``backends`` is what a fake and a real Ironic run
+differ in; ``job`` is the job itself, one loop over the modes
+(``job.run``, ``job.run_real``, ``job.check_tree``).
 """
