@@ -2,9 +2,10 @@
 :func:`novaseries.ci.ci` runs in this order:
 
 * ``real Ironic``: the contract tests (the fake Ironic against a real one,
-  ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the fixed driver against the
-  real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run on
-  the tree a packager of nova 34.0.0 ships (master-all) in its venv;
+  ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the
+  fixed driver against the real Ironic (``novaseries/nova_side/driver_tests``,
+  see doc/real-ironic.rst), run on the default release's packaged stack
+  (:func:`~novaseries.targets.default_stack_in_mode`) in its venv;
 * ``pike against Ironic <pike.IRONIC_VERSION>``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree
@@ -26,8 +27,9 @@
 
 The real-Ironic and main job steps run in the default mode of
 targets.toml ``[modes]`` (:func:`novaseries.modes.default_modes`: the one
-nova 34.0.0 runs nova-compute in, within CI's time; ``ironic driver-tests
---mode eventlet`` and ``run --mode both`` run the other one); pike's
+the default release's Nova runs nova-compute in, within CI's time;
+``ironic driver-tests --mode MODE`` and ``run --mode both`` run the
+others); pike's
 step in pike's own (eventlet) and the mypy steps in none.
 """
 
@@ -48,12 +50,12 @@ from novaseries.util import say
 
 def real_ironic_step(ctx):
     """Run all of novaseries/nova_side/driver_tests (contract, end-to-end
-    and process tests) against the tree a packager of nova 34.0.0 ships
-    (:func:`~novaseries.targets.default_stack_in_mode`, master-all: the
-    changes of targets.toml ``[changes]`` for master), once
-    in each of its modes that is one of
-    :func:`~novaseries.modes.default_modes` (threading, how nova 34.0.0
-    runs nova-compute); one Outcome per mode with unittest's counts
+    and process tests) against the default release's packaged stack
+    (:func:`~novaseries.targets.default_stack_in_mode`: every packaged
+    change of targets.toml ``[changes]`` for the release of
+    :data:`~novaseries.targets.DEFAULT_TARGET`), once in each of its modes
+    that is one of :func:`~novaseries.modes.default_modes` (how that
+    release's Nova runs nova-compute); one Outcome per mode with unittest's counts
     (:func:`unittest_outcome`: a crash or a run of no test is a failure)."""
     target = targets_mod.default_stack_in_mode(ctx)
     ci_modes = modes_mod.default_modes(ctx)

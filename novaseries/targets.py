@@ -233,8 +233,9 @@ def stack_target(ctx, release, path=None):
 
 
 def default_stack_target(ctx, path=None):
-    """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release
-    (``master-all``); None when the targets file has no such target.
+    """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release, the
+    default release's packaged stack; None when the targets file has no
+    such target.
 
     :raises HarnessError: as :func:`stack_target`.
     """

@@ -25,7 +25,7 @@ def mode_names(ctx):
     """targets.toml's mode names, the default one(s) first
     (:func:`novaseries.modes.default_modes`), then the others in file
     order: the order of the ``--mode`` choices, and of ``run --mode both``
-    (nova 34.0.0's mode, then the other)."""
+    (the default mode, then the others)."""
     defaults = modes_mod.default_modes(ctx)
     return (*defaults, *[name for name in modes_mod.load_modes(ctx) if name not in defaults])
 
