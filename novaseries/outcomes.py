@@ -12,7 +12,7 @@ import dataclasses
 import os
 import re
 
-from novaseries.util import LOG, HarnessError, find_interpreter
+from novaseries.util import LOG, LOG_TAIL_LINES, HarnessError, find_interpreter
 
 
 @dataclasses.dataclass
@@ -129,11 +129,12 @@ def unittest_counts(text, rc):
 def unittest_outcome(name, log_path, rc):
     """``(tests run, Outcome named name)`` of a unittest run whose output is
     in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
-    a crash or a run of no test is a failure); a failed run's last 40 lines
-    go to the log as an error."""
+    a crash or a run of no test is a failure); a failed run's last
+    :data:`~novaseries.util.LOG_TAIL_LINES` lines go to the log as an
+    error."""
     text = log_path.read_text(errors="replace")
     ran, failed, skipped = unittest_counts(text, rc)
     if failed:
-        LOG.error("\n".join(text.strip().splitlines()[-40:]))
+        LOG.error("\n".join(text.strip().splitlines()[-LOG_TAIL_LINES:]))
     return ran, Outcome(name, passed=max(0, ran - failed - skipped), failed=failed,
                         skipped=skipped, note=f"log: {log_path}")

@@ -132,10 +132,7 @@ def canonical(name):
 
 def pin_lines(path):
     """``[(canonical name, version)]`` of the ``name==version`` lines of
-    the pins file ``path``, in order.
-
-    :raises OSError: the file cannot be read.
-    """
+    the pins file ``path``, in order; OSError if it cannot be read."""
     found = (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
              for line in pathlib.Path(path).read_text().splitlines())
     return [(canonical(m.group(1)), m.group(2)) for m in found if m]
@@ -327,13 +324,15 @@ def venv_dir(build, name):
     return pathlib.Path(build) / "venvs" / name
 
 
-#: The interpreter of the venvs the harness builds for its tools from
-#: ``pins/`` (the pep8 job's tools, the Ironic of pins/ironic.txt): their pins are frozen
-#: for it.
+#: The interpreter of the venvs the harness builds for its tools from ``pins/``
+#: (the pep8 job's tools, the Ironic of pins/ironic.txt): their pins are frozen for it.
 TOOLS_PYTHON = "python3.11"
 
 #: The file in a venv holding its recipe stamp (:func:`recipe_digest`).
 RECIPE_MARKER = "novaseries-recipe.sha256"
+
+#: Lines of a log's tail an error shows (a venv install's, a test run's, a server's).
+LOG_TAIL_LINES = 40
 
 
 def recipe_digest(pins, *parts):
@@ -437,7 +436,8 @@ def _build_venv(venv, interpreter, installs, digest, log_path, tool, marker, wha
             handle.flush()
             if run(cmd, stdout=handle, check=False).returncode:
                 raise HarnessError(f"venv install failed: {' '.join(cmd)}",
-                                   "".join(log_path.read_text().splitlines(True)[-40:]))
+                                   "".join(log_path.read_text().splitlines(True)
+                                           [-LOG_TAIL_LINES:]))
     marker.write_text(digest + "\n")
     spent = time.monotonic() - start
     say(f"{what}: ready in {spent:.0f} s")
