@@ -38,6 +38,7 @@ import typing
 
 from novaseries import testrun, venvs
 from novaseries.mainjob import backends, job as mainjob_job, judge
+from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 from novaseries import modes as modes_mod, targets as targets_mod
@@ -180,9 +181,9 @@ def main_job_step(ctx):
                     modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
-    for mode in data["modes"]:
-        per_mode = data["by_mode"][mode]
-        problems = per_mode["bench_problems"] + [
+    for mode in data[MODES_KEY]:
+        per_mode = data[BY_MODE_KEY][mode]
+        problems = per_mode[BENCH_PROBLEMS_KEY] + [
             f"no benchmark run on the {label} tree"
             for label in TREES if not per_mode[label].get("bench")]
         outcomes += [
@@ -209,10 +210,10 @@ def main_job_real_step(ctx):
         ctx, scenarios=asked, modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
-    for mode in data["modes"]:
+    for mode in data[MODES_KEY]:
         outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
-            "tree", data["by_mode"][mode], asked,
+            "tree", data[BY_MODE_KEY][mode], asked,
             f"requests: {backends.real_outdir(ctx, data['runid'])}"))
     return outcomes
 
