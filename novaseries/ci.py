@@ -18,7 +18,7 @@ import traceback
 
 from novaseries import cisteps, commit_checks, cores, targets as targets_mod, testrun, venvs
 from novaseries import tree as tree_mod
-from novaseries.outcomes import (Outcome, cannot_run, missing_interpreter, totals, totals_line,
+from novaseries.outcomes import (Outcome, cannot_run, missing_interpreter, report, totals,
                                  unittest_outcome)
 from novaseries.util import LOG, HarnessError, say
 
@@ -306,16 +306,9 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
         produced, spent = results[name] if task else (known_outcomes, [])
         outcomes += produced
         timings += spent
-    # The results, printed whatever the log level.
-    print("\n=== summary")
-    for outcome in outcomes:
-        print(outcome.line())
-    for what, seconds in timings:
-        print(f"time: {what}: {seconds:.0f} s")
-    print(f"time: total: {time.monotonic() - start:.0f} s ({parallel} tasks at a time)")
     if not any(totals(outcomes)[:2]):  # nothing passed or failed: no result
         outcomes.append(Outcome("ci", failed=1, note="no test or check ran"))
-        print(outcomes[-1].line())
-    # CI reads this last line.
-    print(totals_line(outcomes), flush=True)
-    return 1 if totals(outcomes)[1] else 0
+    # The results, printed whatever the log level; CI reads the last line.
+    times = [f"time: {what}: {seconds:.0f} s" for what, seconds in timings]
+    return report(outcomes, [*times, f"time: total: {time.monotonic() - start:.0f} s "
+                                     f"({parallel} tasks at a time)"])

@@ -2,9 +2,10 @@
 :func:`novaseries.ci.ci` runs in this order:
 
 * ``real Ironic``: the contract tests (the fake Ironic against a real one,
-  ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the fixed driver against the
-  real Ironic (``novaseries/nova_side/driver_tests``, see doc/real-ironic.rst), run on
-  the tree a packager of nova 34.0.0 ships (master-all) in its venv;
+  ``pins/ironic.txt``'s, on 127.0.0.1) and the end-to-end tests of the
+  fixed driver against the real Ironic (``novaseries/nova_side/driver_tests``,
+  see doc/real-ironic.rst), run on the default release's packaged stack
+  (:func:`~novaseries.targets.default_stack_in_mode`) in its venv;
 * ``pike against Ironic <pike.IRONIC_VERSION>``: ``novaseries/nova_side/pike_driver_tests`` (pike's
   driver end to end against the pike-era Ironic, ``novaseries.ironic.pike``)
   on the unpatched and the patched pike tree
@@ -26,8 +27,9 @@
 
 The real-Ironic and main job steps run in the default mode of
 targets.toml ``[modes]`` (:func:`novaseries.modes.default_modes`: the one
-nova 34.0.0 runs nova-compute in, within CI's time; ``ironic driver-tests
---mode eventlet`` and ``run --mode both`` run the other one); pike's
+the default release's Nova runs nova-compute in, within CI's time;
+``ironic driver-tests --mode MODE`` and ``run --mode both`` run the
+others); pike's
 step in pike's own (eventlet) and the mypy steps in none.
 """
 
@@ -36,6 +38,7 @@ import typing
 
 from novaseries import testrun, venvs
 from novaseries.mainjob import backends, job as mainjob_job, judge
+from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
 from novaseries import modes as modes_mod, targets as targets_mod
@@ -48,14 +51,14 @@ from novaseries.util import say
 
 def real_ironic_step(ctx):
     """Run all of novaseries/nova_side/driver_tests (contract, end-to-end
-    and process tests) against the tree a packager of nova 34.0.0 ships
-    (:func:`~novaseries.targets.driver_tests_target`, master-all: the
-    changes of targets.toml ``[changes]`` for master), once
-    in each of its modes that is one of
-    :func:`~novaseries.modes.default_modes` (threading, how nova 34.0.0
-    runs nova-compute); one Outcome per mode with unittest's counts
+    and process tests) against the default release's packaged stack
+    (:func:`~novaseries.targets.default_stack_in_mode`: every packaged
+    change of targets.toml ``[changes]`` for the release of
+    :data:`~novaseries.targets.DEFAULT_TARGET`), once in each of its modes
+    that is one of :func:`~novaseries.modes.default_modes` (how that
+    release's Nova runs nova-compute); one Outcome per mode with unittest's counts
     (:func:`unittest_outcome`: a crash or a run of no test is a failure)."""
-    target = targets_mod.driver_tests_target(ctx)
+    target = targets_mod.default_stack_in_mode(ctx)
     ci_modes = modes_mod.default_modes(ctx)
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
@@ -178,9 +181,9 @@ def main_job_step(ctx):
                     modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
-    for mode in data["modes"]:
-        per_mode = data["by_mode"][mode]
-        problems = per_mode["bench_problems"] + [
+    for mode in data[MODES_KEY]:
+        per_mode = data[BY_MODE_KEY][mode]
+        problems = per_mode[BENCH_PROBLEMS_KEY] + [
             f"no benchmark run on the {label} tree"
             for label in TREES if not per_mode[label].get("bench")]
         outcomes += [
@@ -207,10 +210,10 @@ def main_job_real_step(ctx):
         ctx, scenarios=asked, modes=modes_mod.default_modes(ctx))
     data = json.loads(out.read_text())
     outcomes = []
-    for mode in data["modes"]:
+    for mode in data[MODES_KEY]:
         outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
-            "tree", data["by_mode"][mode], asked,
+            "tree", data[BY_MODE_KEY][mode], asked,
             f"requests: {backends.real_outdir(ctx, data['runid'])}"))
     return outcomes
 
@@ -243,11 +246,12 @@ class Step(typing.NamedTuple):
     light: bool = False
 
 
-def fixed_steps(ctx):
-    """The ci steps after the targets whatever targets.toml declares, in
-    order (:func:`steps` adds the mypy steps); their targets are the main
-    job's (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's
-    packaged stack (:func:`~novaseries.targets.default_stack_name`) and
+def standing_steps(ctx):
+    """The standing ci steps: those after the targets that run whatever
+    targets.toml declares, in order (:func:`steps` adds the mypy steps);
+    their targets are the main job's
+    (:data:`~novaseries.targets.DEFAULT_TARGET`), its release's packaged
+    stack (:func:`~novaseries.targets.default_stack_name`) and
     pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
     steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
@@ -266,11 +270,11 @@ def fixed_steps(ctx):
 
 
 def steps(ctx):
-    """The ci steps after the targets, in order: :func:`fixed_steps`, then
+    """The ci steps after the targets, in order: :func:`standing_steps`, then
     a ``mypy <target>`` step for each of
     :func:`novaseries.targets.mypy_targets` (after that target's job).
 
     :raises HarnessError: as :func:`~novaseries.targets.mypy_targets`.
     """
-    return (*fixed_steps(ctx), *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
-                                 for name in targets_mod.mypy_targets(ctx)))
+    return (*standing_steps(ctx), *(Step(f"mypy {name}", mypy_step(name), targets=(name,))
+                                    for name in targets_mod.mypy_targets(ctx)))

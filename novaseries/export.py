@@ -95,7 +95,7 @@ def set_author(data, author):
     return b"\n".join(kept) + sep + body
 
 
-def _rewrite(tree, files, mapping, author, outdir, start="base"):
+def _rewrite(tree, files, mapping, author, outdir, start=tree_mod.BASE_TAG):
     """Re-apply ``files`` with placeholders replaced (contents, file names,
     messages) and ``author`` (``(name, email)`` or None) as the author, in
     a scratch worktree, and format-patch the result, so index lines and
@@ -132,7 +132,7 @@ def below_commit(target, tree, commits):
     """
     below = target.below_series()
     if not below:
-        return "base"
+        return tree_mod.BASE_TAG
     if len(commits) < len(below):
         raise HarnessError(f"{tree} has {len(commits)} commits; target {target.name} "
                            f"stacks on {len(below)} patches of {target.below_names()}")

@@ -2,7 +2,8 @@
 
 An :class:`Outcome` is one summary line (a stestr selection, a module,
 flake8, a lint, a ci step); :func:`totals_line` is the closing
-``N passed, N failed, N skipped`` line CI reads.  :func:`cannot_run` and
+``N passed, N failed, N skipped`` line CI reads; :func:`report` prints
+the summary every command and ``ci`` end with.  :func:`cannot_run` and
 :func:`missing_interpreter` give the Outcome of something this machine
 cannot run: skipped with a warning, a failure under ``CI=true``.
 """
@@ -11,7 +12,7 @@ import dataclasses
 import os
 import re
 
-from novaseries.util import LOG, HarnessError, find_interpreter
+from novaseries.util import LOG, LOG_TAIL_LINES, HarnessError, find_interpreter
 
 
 @dataclasses.dataclass
@@ -43,6 +44,20 @@ def totals_line(outcomes):
     """The closing ``N passed, N failed, N skipped`` line."""
     passed, failed, skipped = totals(outcomes)
     return f"{passed} passed, {failed} failed, {skipped} skipped"
+
+
+def report(outcomes, notes=()):
+    """Print the summary of ``outcomes``: ``=== summary``, each one's
+    line, the lines ``notes`` (``ci``'s times), and last
+    :func:`totals_line`; return the exit status (1 if anything failed,
+    else 0)."""
+    print("\n=== summary")
+    for outcome in outcomes:
+        print(outcome.line())
+    for note in notes:
+        print(note)
+    print(totals_line(outcomes), flush=True)
+    return 1 if totals(outcomes)[1] else 0
 
 
 def cannot_run(name, why, note):
@@ -114,11 +129,12 @@ def unittest_counts(text, rc):
 def unittest_outcome(name, log_path, rc):
     """``(tests run, Outcome named name)`` of a unittest run whose output is
     in ``log_path`` and whose exit status is ``rc`` (:func:`unittest_counts`:
-    a crash or a run of no test is a failure); a failed run's last 40 lines
-    go to the log as an error."""
+    a crash or a run of no test is a failure); a failed run's last
+    :data:`~novaseries.util.LOG_TAIL_LINES` lines go to the log as an
+    error."""
     text = log_path.read_text(errors="replace")
     ran, failed, skipped = unittest_counts(text, rc)
     if failed:
-        LOG.error("\n".join(text.strip().splitlines()[-40:]))
+        LOG.error("\n".join(text.strip().splitlines()[-LOG_TAIL_LINES:]))
     return ran, Outcome(name, passed=max(0, ran - failed - skipped), failed=failed,
                         skipped=skipped, note=f"log: {log_path}")

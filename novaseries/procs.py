@@ -32,6 +32,8 @@ import time
 import urllib.error
 import urllib.request
 
+from novaseries.util import LOG_TAIL_LINES
+
 try:  # pragma: no cover - depends on the venv
     import psutil
 except ImportError:
@@ -40,7 +42,6 @@ except ImportError:
 #: Seconds SIGTERM gets before SIGKILL: several times a clean stop of an
 #: Ironic service, so that only a server that does not stop is killed.
 STOP_TIMEOUT = 20.0
-LOG_TAIL_LINES = 40
 #: How the name of each run directory begins (``<prefix><pid>-...``, under
 #: the workdir that :func:`sweep` looks through).
 RUN_PREFIX = "run-"

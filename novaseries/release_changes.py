@@ -15,10 +15,22 @@ from novaseries.util import HarnessError
 
 #: What a ``[releases.<name>]`` table declares: the sdist, its pins and
 #: how to make its venv; its targets take these from it (and share the
-#: venv, named after the release: :attr:`Target.venv`) and may not set
+#: venv, named after the release: :attr:`Target.venv_base`) and may not set
 #: them, nor ``venv``, themselves.
 RELEASE_FIELDS = ("version", "sha256", "pins", "interpreter", "venv_tool", "pip_args",
                   "optional_interpreter")
+#: The fields of :data:`RELEASE_FIELDS` every release, and every target,
+#: has: its sdist's version and sha256, its pins file.
+REQUIRED_FIELDS = ("version", "sha256", "pins")
+
+
+def check_sha256(where, sha256):
+    """Refuse a ``sha256`` that is not 64 lowercase hex digits.
+
+    :raises HarnessError: ``<where>: sha256 is not 64 hex digits``.
+    """
+    if not re.fullmatch(r"[0-9a-f]{64}", str(sha256)):
+        raise HarnessError(f"{where}: sha256 is not 64 hex digits")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,11 +79,10 @@ def releases_table(path, data):
     table = data.get("releases", {})
     for name, release in table.items():
         where = f"targets file {path}: [releases.{name}]"
-        missing = [k for k in ("version", "sha256", "pins") if k not in release]
+        missing = [k for k in REQUIRED_FIELDS if k not in release]
         if missing:
             raise HarnessError(f"{where} lacks {', '.join(missing)}")
-        if not re.fullmatch(r"[0-9a-f]{64}", str(release["sha256"])):
-            raise HarnessError(f"{where}: sha256 is not 64 hex digits")
+        check_sha256(where, release["sha256"])
         extra = set(release) - set(RELEASE_FIELDS) - {"modes", "review", "mypy"}
         if extra:
             raise HarnessError(f"{where}: unknown keys {sorted(extra)} (a release declares "

@@ -8,14 +8,15 @@ import pathlib
 import re
 
 from novaseries import tree as tree_mod
-from novaseries.tree import changed_files
+from novaseries.tree import BASE_TAG, changed_files
 
+#: The folder of Nova's functional tests, in a tree.
+FUNCTIONAL_TESTS = "nova/tests/functional"
 #: The functional tests' ``stestr --test-path``.
-FUNCTIONAL_PATH = "./nova/tests/functional"
+FUNCTIONAL_PATH = f"./{FUNCTIONAL_TESTS}"
 #: Paths no unit test imports or reads: a commit touching only these cannot
 #: change unit results, so check-commits does not re-run the unit selections.
-UNIT_IRRELEVANT = ("nova/tests/functional/", "releasenotes/", "doc/", "api-guide/",
-                   "api-ref/")
+UNIT_IRRELEVANT = (f"{FUNCTIONAL_TESTS}/", "releasenotes/", "doc/", "api-guide/", "api-ref/")
 
 
 def test_module(path):
@@ -26,7 +27,7 @@ def test_module(path):
     return None
 
 
-def test_modules(tree, rev="HEAD", under="nova/tests/functional", since="base"):
+def test_modules(tree, rev="HEAD", under=FUNCTIONAL_TESTS, since=BASE_TAG):
     """Test modules (``test_*.py`` under ``under``) the series adds or
     touches in ``since..rev``, as dotted module names."""
     return [m for m in map(test_module, changed_files(tree, rev, (under,), since)) if m]
@@ -58,7 +59,7 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
                    if m and m.startswith("nova.tests.unit.")]
     else:
         below = target.below_series()
-        since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else "base"
+        since = tree_mod.series_commits(tree, rev)[len(below) - 1] if below else BASE_TAG
         modules = test_modules(tree, rev, "nova/tests/unit", since)
     selected = [u for u in target.unit
                 if touched is None or u not in target.unit_paths or
@@ -131,13 +132,13 @@ def unit_test_path(tree, filters):
     return "./" + common.relative_to(tree).as_posix()
 
 
-def functional_modules(tree, rev="HEAD", since="base"):
+def functional_modules(tree, rev="HEAD", since=BASE_TAG):
     """Functional test modules the series adds or touches in
     ``since..rev`` (and that exist at ``rev``)."""
-    return test_modules(tree, rev, "nova/tests/functional", since)
+    return test_modules(tree, rev, FUNCTIONAL_TESTS, since)
 
 
-def functional_selections(target, tree, rev="HEAD", functional_only=None, since="base"):
+def functional_selections(target, tree, rev="HEAD", functional_only=None, since=BASE_TAG):
     """``(modules, selections)``: what a functional run of ``target`` at
     ``rev`` runs.  ``modules``: the functional test modules the series
     touches in ``since..rev`` (:func:`functional_modules`), only those of

@@ -44,7 +44,7 @@ class Target:
     #: The Nova release the target belongs to (``master``, ``2026.1``,
     #: ``pike``): targets.toml's ``release``; for a target written by hand,
     #: its ``venv`` (the release whose venv it shares) or its own name.
-    #: The key of ``[gerrit_branches]``; it names the venv (:attr:`venv`).
+    #: The key of ``[gerrit_branches]``; it names the venv (:attr:`venv_base`).
     release: str = ""
     #: False: a combination only tested, never exported (its patches belong
     #: to the targets of the folders it stacks).
@@ -78,17 +78,17 @@ class Target:
     stack: bool = False
 
     @property
-    def venv(self):
-        """The name of the venv the targets of the release share: the
-        release's (the target's own name when it has none)."""
+    def venv_base(self):
+        """The base name of the venv the targets of the release share: the
+        release (the target's own name when it has none)."""
         return self.release or self.name
 
     @property
     def venv_name(self):
-        """``build/venvs/NAME``: :attr:`venv`, with the interpreter's
-        version after a dash when a mode has an interpreter of its own
-        (``master-py3.13``)."""
-        name = self.venv
+        """The venv's name, ``build/venvs/NAME``: :attr:`venv_base`, with
+        the interpreter's version after a dash when a mode has an
+        interpreter of its own (``master-py3.13``)."""
+        name = self.venv_base
         if self.mode is not None and self.mode.interpreter:
             name += "-py" + self.mode.interpreter.removeprefix("python")
         return name

@@ -10,7 +10,6 @@ the Gerrit branches (``[gerrit_branches]``, ``[gerrit_folders]``).
 
 import dataclasses
 import pathlib
-import re
 
 from novaseries import modes, release_changes, targets_file
 from novaseries.target_model import Target, read_series
@@ -61,14 +60,13 @@ def load(ctx, path=None):
         merged["modes"] = {m: {**release_modes.get(m, {}),
                                **review.get("modes", {}).get(m, {}),
                                **entry.get("modes", {}).get(m, {})} for m in wanted}
-        missing = [k for k in ("version", "sha256", "pins", "patches") if k not in merged]
+        missing = [k for k in (*release_changes.REQUIRED_FIELDS, "patches") if k not in merged]
         if missing:
             raise HarnessError(f"targets file {path}: target {name} lacks {', '.join(missing)}")
         if "interpreter" not in merged:
             raise HarnessError(f"targets file {path}: target {name} has no interpreter "
                                "(set interpreter in [defaults], its release or the target)")
-        if not re.fullmatch(r"[0-9a-f]{64}", merged["sha256"]):
-            raise HarnessError(f"targets file {path}: target {name}: sha256 is not 64 hex digits")
+        release_changes.check_sha256(f"targets file {path}: target {name}", merged["sha256"])
         unit = list(merged.get("unit", []))
         below = merged.get("below")
         targets[name] = Target(
@@ -235,8 +233,9 @@ def stack_target(ctx, release, path=None):
 
 
 def default_stack_target(ctx, path=None):
-    """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release
-    (``master-all``); None when the targets file has no such target.
+    """:func:`stack_target` of :data:`DEFAULT_TARGET`'s release, the
+    default release's packaged stack; None when the targets file has no
+    such target.
 
     :raises HarnessError: as :func:`stack_target`.
     """
@@ -247,16 +246,15 @@ def default_stack_target(ctx, path=None):
 def default_stack_name(ctx, path=None):
     """The name of :func:`default_stack_target`, or :data:`DEFAULT_TARGET`
     when the targets file lacks that target (the steps on it are then
-    skipped, and :func:`driver_tests_target` names it as unknown)."""
+    skipped, and :func:`default_stack_in_mode` names it as unknown)."""
     stack = default_stack_target(ctx, path)
     return stack.name if stack else DEFAULT_TARGET
 
 
-def driver_tests_target(ctx, mode=None):
-    """The target the real Ironic's driver tests run on (ci's ``real
-    Ironic`` step, ``ironic driver-tests`` and ``hang-probe``): that of
-    :func:`default_stack_name`, in ``mode``
-    (:func:`mode_target`) when given.
+def default_stack_in_mode(ctx, mode=None):
+    """The target of :func:`default_stack_name`, in ``mode``
+    (:func:`mode_target`) when given: the tree, venv and environment of
+    ci's ``real Ironic`` step, ``ironic driver-tests`` and ``hang-probe``.
 
     :raises HarnessError: the targets file lacks it, or it does not run in
         ``mode``.

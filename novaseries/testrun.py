@@ -25,7 +25,8 @@ from novaseries.util import say
 
 
 def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
-               functional_only=None, touched=None, flake8=True, functional_since="base"):
+               functional_only=None, touched=None, flake8=True,
+               functional_since=tree_mod.BASE_TAG):
     """:func:`test_tree` in each of the target's modes (its venv for the
     mode's interpreter made or reused first); flake8 runs once, in the
     first mode.  The modes run at the same time, each stestr with one
@@ -67,7 +68,8 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
 
 
 def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", flake8=True,
-              concurrency=None, functional_only=None, touched=None, functional_since="base"):
+              concurrency=None, functional_only=None, touched=None,
+              functional_since=tree_mod.BASE_TAG):
     """Run the unit selections, the touched functional modules (with the
     target's ``functional`` selections when ``functional_only`` is None:
     HEAD, check-commits' last commit;
@@ -182,7 +184,7 @@ def pike_driver_outcomes(ctx):
     venv, _ = venvs.ensure_venv(ctx, target)
     log_dir = ctx.results(ironic_venv.PIKE_RESULTS)
     outcomes = []
-    with tree_mod.scratch_worktree(tree, "base",
+    with tree_mod.scratch_worktree(tree, tree_mod.BASE_TAG,
                                    ctx.tree("pike-unpatched")) as unpatched:
         results = driver_runs.run_pike(
             [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],

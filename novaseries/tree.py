@@ -16,6 +16,9 @@ import tempfile
 from novaseries import sdist as sdist_mod
 from novaseries.util import BASE_DATE, LOG, HarnessError, file_lock, git, say
 
+#: The git tag of a tree's base commit, the pristine sdist.
+BASE_TAG = "base"
+
 #: Paths Nova's test runs create inside a tree; never committed or exported.
 EXCLUDES = ("instances/", ".stestr/", "__pycache__/", "*.pyc")
 
@@ -48,7 +51,7 @@ def status(tree):
 
 def series_commits(tree, head="HEAD"):
     """Commit ids of ``base..head``, oldest first."""
-    out = git(tree, "rev-list", "--reverse", f"base..{head}")
+    out = git(tree, "rev-list", "--reverse", f"{BASE_TAG}..{head}")
     return out.split()
 
 
@@ -57,9 +60,10 @@ def check_tree(tree):
     tree = pathlib.Path(tree)
     if not (tree / ".git").exists():
         raise HarnessError(f"{tree} is not a prepared tree (run `novaseries prepare` first)")
-    if git(tree, "rev-parse", "-q", "--verify", "refs/tags/base^{commit}", check=False).returncode:
-        raise HarnessError(f"{tree} has no `base` tag: not a tree made by novaseries prepare, "
-                           "or one whose prepare was interrupted (then delete the folder "
+    if git(tree, "rev-parse", "-q", "--verify", f"refs/tags/{BASE_TAG}^{{commit}}",
+           check=False).returncode:
+        raise HarnessError(f"{tree} has no `{BASE_TAG}` tag: not a tree made by novaseries "
+                           "prepare, or one whose prepare was interrupted (then delete the folder "
                            "and prepare again)")
 
 
@@ -74,11 +78,11 @@ def create_base(target, dest, cache, downloader=sdist_mod.pip_download):
         git(dest, "add", "--all", "--force", ".")
         env = {"GIT_AUTHOR_DATE": BASE_DATE, "GIT_COMMITTER_DATE": BASE_DATE}
         git(dest, "commit", "-q", "--no-verify", "-m", base_message(target.version), env=env)
-        git(dest, "tag", "base")
+        git(dest, "tag", BASE_TAG)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
-    say(f"tree: {dest}: base {git(dest, 'rev-parse', '--short', 'base')} = nova "
+    say(f"tree: {dest}: {BASE_TAG} {git(dest, 'rev-parse', '--short', BASE_TAG)} = nova "
         f"{target.version} pristine")
 
 
@@ -143,7 +147,7 @@ def apply_series(tree, patches):
 
 
 @contextlib.contextmanager
-def scratch_worktree(tree, rev="base", path=None):
+def scratch_worktree(tree, rev=BASE_TAG, path=None):
     """Yield a detached ``git worktree`` of ``tree`` at ``rev``; remove it after.
 
     The user's checkout is not touched; objects created in the worktree
@@ -170,7 +174,7 @@ def expected_head(tree, patches):
     """Commit id the series yields on ``base``, computed in a scratch worktree
     of ``tree`` (the user's checkout is not touched)."""
     if not patches:
-        return git(tree, "rev-parse", "base")
+        return git(tree, "rev-parse", BASE_TAG)
     with scratch_worktree(tree) as scratch:
         proc = git(scratch, "am", "--committer-date-is-author-date", "--no-3way",
                    *[str(p) for p in patches], check=False)
@@ -189,7 +193,8 @@ def _same_series(tree, head, want):
     author date (so an export of either writes the same patches)."""
     # %T: each commit's own tree, so a hunk moved between commits counts.
     fmt = "--format=%T %an <%ae> %ad%n%B%x00"
-    return git(tree, "log", fmt, f"base..{head}") == git(tree, "log", fmt, f"base..{want}")
+    return (git(tree, "log", fmt, f"{BASE_TAG}..{head}")
+            == git(tree, "log", fmt, f"{BASE_TAG}..{want}"))
 
 
 def update_existing(target, tree, patches, force=False):
@@ -204,7 +209,7 @@ def update_existing(target, tree, patches, force=False):
     if am_in_progress(tree):
         raise HarnessError(f"{tree}: a git am is in progress; finish it "
                            f"(git -C {tree} am --continue) or drop it (git -C {tree} am --abort)")
-    subject = git(tree, "log", "-1", "--format=%s", "base")
+    subject = git(tree, "log", "-1", "--format=%s", BASE_TAG)
     if subject != base_message(target.version):
         raise HarnessError(f"{tree} was made for another release ({subject!r}); "
                            f"target {target.name} is nova {target.version}")
@@ -213,7 +218,7 @@ def update_existing(target, tree, patches, force=False):
         raise HarnessError(f"{tree} has uncommitted changes; refusing to touch it "
                            "(commit or stash them first)", "\n".join(dirty[:30]))
     head = git(tree, "rev-parse", "HEAD")
-    if head == git(tree, "rev-parse", "base"):
+    if head == git(tree, "rev-parse", BASE_TAG):
         apply_series(tree, patches)
         say(f"tree: {tree}: was at base; applied {len(patches)} patches")
         return
@@ -290,7 +295,7 @@ def _prepare(ctx, target, dest, upto, force, downloader):
     return dest
 
 
-def changed_files(tree, rev="HEAD", pathspec=(), since="base", diff_filter="d"):
+def changed_files(tree, rev="HEAD", pathspec=(), since=BASE_TAG, diff_filter="d"):
     """The files of ``since..rev`` (under ``pathspec``) that git's
     ``--diff-filter`` keeps: by default those added or modified, which
     exist at ``rev``; ``A``: those added."""

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -62,20 +63,22 @@ class Context:
                              or build / "sdists")
         return cls(root.resolve(), build.resolve(), cache.resolve())
 
-    def tree(self, target):
-        """Default tree path of a target: ``build/trees/<target>``."""
-        return self.build / "trees" / target
+    def tree(self, name):
+        """The tree called ``name``: ``build/trees/<name>``; a target's
+        default tree is named after the target."""
+        return self.build / "trees" / name
 
-    def venv(self, target):
+    def venv(self, name):
         """The virtualenv called ``name``: ``build/venvs/<name>``
         (:func:`venv_dir`); a target's is its release's
         (:attr:`novaseries.target_model.Target.venv_name`)."""
-        return venv_dir(self.build, target)
+        return venv_dir(self.build, name)
 
-    def results(self, target):
-        """Where test logs and subunit streams go: ``build/results/<target>``
-        (:func:`results_dir`)."""
-        return results_dir(self.build, target)
+    def results(self, name):
+        """The results folder called ``name`` (test logs, subunit streams):
+        ``build/results/<name>`` (:func:`results_dir`); a target's is named
+        after the target."""
+        return results_dir(self.build, name)
 
 
 #: The targets file, under the project root.
@@ -120,6 +123,19 @@ def pins_file(root, name):
     """The pins (frozen requirements) of the venv ``name``:
     ``<root>/pins/<name>.txt`` (``root``: the project checkout)."""
     return pathlib.Path(root) / "pins" / f"{name}.txt"
+
+
+def canonical(name):
+    """A distribution name as pip compares it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pin_lines(path):
+    """``[(canonical name, version)]`` of the ``name==version`` lines of
+    the pins file ``path``, in order; OSError if it cannot be read."""
+    found = (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
+             for line in pathlib.Path(path).read_text().splitlines())
+    return [(canonical(m.group(1)), m.group(2)) for m in found if m]
 
 
 #: The harness's logger; its progress lines are INFO records.  The CLI
@@ -308,13 +324,15 @@ def venv_dir(build, name):
     return pathlib.Path(build) / "venvs" / name
 
 
-#: The interpreter of the venvs the harness builds for its tools from
-#: ``pins/`` (the pep8 job's tools, the Ironic of pins/ironic.txt): their pins are frozen
-#: for it.
+#: The interpreter of the venvs the harness builds for its tools from ``pins/``
+#: (the pep8 job's tools, the Ironic of pins/ironic.txt): their pins are frozen for it.
 TOOLS_PYTHON = "python3.11"
 
 #: The file in a venv holding its recipe stamp (:func:`recipe_digest`).
 RECIPE_MARKER = "novaseries-recipe.sha256"
+
+#: Lines of a log's tail an error shows (a venv install's, a test run's, a server's).
+LOG_TAIL_LINES = 40
 
 
 def recipe_digest(pins, *parts):
@@ -418,7 +436,8 @@ def _build_venv(venv, interpreter, installs, digest, log_path, tool, marker, wha
             handle.flush()
             if run(cmd, stdout=handle, check=False).returncode:
                 raise HarnessError(f"venv install failed: {' '.join(cmd)}",
-                                   "".join(log_path.read_text().splitlines(True)[-40:]))
+                                   "".join(log_path.read_text().splitlines(True)
+                                           [-LOG_TAIL_LINES:]))
     marker.write_text(digest + "\n")
     spent = time.monotonic() - start
     say(f"{what}: ready in {spent:.0f} s")

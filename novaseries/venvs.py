@@ -36,8 +36,9 @@ def _recipe_digest(target, identity):
 
 
 def ensure_venv(ctx, target):
-    """Create or reuse ``build/venvs/NAME`` (the target's ``venv``, by default
-    its name); return ``(path, seconds spent)``.
+    """Create or reuse ``build/venvs/NAME`` (the target's
+    :attr:`~novaseries.target_model.Target.venv_name`: its release's); return
+    ``(path, seconds spent)``.
 
     :func:`novaseries.util.build_venv` holds ``build/venvs/NAME.lock``
     meanwhile: a second command that needs the same venv waits for the

@@ -144,7 +144,7 @@ class CiStepsTest(helpers.ProjectTestCase):
                               [Outcome("patched", passed=1)], targets=("fake",)),)
         out = helpers.capture_log(self, io.StringIO())
         with contextlib.redirect_stdout(out), \
-                mock.patch.object(cisteps, "fixed_steps", lambda ctx: steps):
+                mock.patch.object(cisteps, "standing_steps", lambda ctx: steps):
             status = ci.ci(self.ctx, ["fake"], self_test=False)
         self.assertEqual([self.ctx], ran)
         self.assertIn("ok   patched: 1 passed, 0 failed", out.getvalue())
@@ -444,7 +444,7 @@ class OptionsRefusedTest(helpers.ProjectTestCase):
                       self._refused("run", "--bench-runs", "2"))
         self.assertIn("--bench runs on the fake Ironic",
                       self._refused("run", "--bench", "cost", "--ironic", "real"))
-        self.assertIn("expected a number >= 1",
+        self.assertIn("must be at least 1",
                       self._refused("run", "--bench", "cost", "--bench-runs", "0", code=2))
         self.assertIn("--tree judges one tree with the fake Ironic; it does not take "
                       "--bench or --ironic real",

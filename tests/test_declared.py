@@ -107,8 +107,8 @@ class DeclaredTest(unittest.TestCase):
                          (fix.version, fix.sha256, fix.pins, fix.release))
         # the release is the target's; its venv is named after it
         self.assertEqual(("one", "one-py3.13", "x"),
-                         (fix.venv, fix.in_mode("threading").venv_name,
-                          dataclasses.replace(fix, release="x").venv))
+                         (fix.venv_base, fix.in_mode("threading").venv_name,
+                          dataclasses.replace(fix, release="x").venv_base))
         self.assertEqual((ctx.root / "patches/one", (), None),
                          (one.patches, one.below, one.below_upto))
         self.assertEqual((ctx.root / "patches/fix/one", (ctx.root / "patches/one",), "0002"),
@@ -143,7 +143,7 @@ class DeclaredTest(unittest.TestCase):
         with mock.patch.object(targets, "DEFAULT_TARGET", "one-fix"):
             self.assertEqual("packaged", targets.default_stack_target(ctx).name)
             self.assertEqual("packaged", targets.default_stack_name(ctx))
-            self.assertEqual("packaged", targets.driver_tests_target(ctx).name)
+            self.assertEqual("packaged", targets.default_stack_in_mode(ctx).name)
         with mock.patch.object(targets, "DEFAULT_TARGET", "nosuch"):
             self.assertIsNone(targets.default_stack_target(ctx))
             self.assertEqual("nosuch", targets.default_stack_name(ctx))

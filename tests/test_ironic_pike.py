@@ -82,7 +82,8 @@ class PinnedVersionTest(unittest.TestCase):
         path = self.pins("# ironic==1.0 in a comment\nironic-lib==2.0\n"
                          "python-ironicclient==3.0\nIronic == 9.1.7  # the release\n")
         self.assertEqual("9.1.7", venv.pinned_version(path, "ironic"))
-        self.assertEqual(venv.pinned_version(venv.pins_file(pike.VENV_NAME), "ironic"),
+        self.assertEqual(venv.pinned_version(
+            util.pins_file(util.project_root(), pike.VENV_NAME), "ironic"),
                          venv.pinned_ironic(pike.VENV_NAME))
         self.assertEqual(pike.IRONIC_VERSION, venv.pinned_ironic(pike.VENV_NAME))
 
@@ -270,7 +271,7 @@ class RealIronicStepTest(unittest.TestCase):
                 log.write(output)
                 return rc
             target = mock.Mock(modes=dict.fromkeys(modes))
-            with mock.patch.object(cisteps.targets_mod, "driver_tests_target",
+            with mock.patch.object(cisteps.targets_mod, "default_stack_in_mode",
                                    return_value=target), \
                     mock.patch.object(cisteps.modes_mod, "default_modes",
                                       return_value=("threading",)), \

@@ -12,7 +12,7 @@ import unittest
 from unittest import mock
 
 from novaseries import cisteps, outcomes, modes as modes_mod
-from novaseries.commands import run as run_command
+from novaseries.commands import common, run as run_command
 from novaseries.mainjob import job, judge, report
 from novaseries.scenarios import (bounds, checks, invariant, outage_checks,
                                   scenario, scenario_table as table, texts)
@@ -1382,10 +1382,11 @@ class ParseTest(unittest.TestCase):
         with self.assertRaisesRegex(argparse.ArgumentTypeError,
                                     'unknown option.*known: host_subset_size'):
             run_command.bench_spec('1:0:0:foo=1')
-        self.assertEqual(3, run_command.runs('3'))
+        # --bench-runs
+        self.assertEqual(3, common.positive('3'))
         for bad in ('0', '-1', 'x'):
             with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
-                run_command.runs(bad)
+                common.positive(bad)
 
 
 class CheckTreeTest(helpers.ProjectTestCase):

@@ -57,6 +57,20 @@ class RecipeTest(helpers.ProjectTestCase):
                             venvs._recipe_digest(self.target, "cpython 2.7.18 x86_64"))
 
 
+class PinLinesTest(unittest.TestCase):
+
+    def test_name_version_lines_in_order_names_as_pip_compares_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pins = pathlib.Path(tmp) / "pins.txt"
+            pins.write_text("# frozen\n  Oslo_Config == 9.0.0  # note\n"
+                            "-r other.txt\npsutil==5.9.8; sys_platform == 'linux'\n"
+                            "six>=1.0\nzope.interface==6.1\n")
+            self.assertEqual([("oslo-config", "9.0.0"), ("psutil", "5.9.8"),
+                              ("zope-interface", "6.1")], util.pin_lines(pins))
+            with self.assertRaises(FileNotFoundError):
+                util.pin_lines(pathlib.Path(tmp) / "gone.txt")
+
+
 class FileLockTest(unittest.TestCase):
     """Two commands needing one venv take turns."""
 

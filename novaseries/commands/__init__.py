@@ -5,6 +5,7 @@ Each module has a docstring, ``HELP`` (one line: the command list and the
 command's description), ``add_arguments(parser, ctx)``, ``run(ctx, args)
 -> exit status`` and optionally ``EPILOG`` (text after the options).
 :mod:`novaseries.cli` imports them by name (``cli.COMMANDS``) and builds
-the parser; nothing else imports this package.  Shared argument specs, the
-target lookup and the summary printer are in :mod:`common`.
+the parser; nothing else imports this package.  Shared argument specs and the
+target lookup are in :mod:`common`; the summary every command ends with
+is :func:`novaseries.outcomes.report`.
 """

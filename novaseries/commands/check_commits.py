@@ -4,6 +4,7 @@ prints the summary and ``N passed, N failed, N skipped``."""
 
 from novaseries import commit_checks
 from novaseries.commands import common
+from novaseries.outcomes import report
 
 HELP = "lint every commit message and test every commit of the series"
 
@@ -16,5 +17,5 @@ def add_arguments(parser, ctx):
 def run(ctx, args):
     target = common.target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
-    return common.report(commit_checks.check_commits(ctx, target, tree,
-                                                     run_tests=not args.lint_only))
+    return report(commit_checks.check_commits(ctx, target, tree,
+                                              run_tests=not args.lint_only))

@@ -1,10 +1,8 @@
-"""What several commands share: argument specs, the target lookup, the
-summary of Outcomes."""
+"""What several commands share: argument specs, the target lookup."""
 
 import argparse
 
 from novaseries import modes as modes_mod, targets as targets_mod
-from novaseries.outcomes import totals, totals_line
 
 #: argparse ``(flags, kwargs)`` specs (:func:`add`).
 TARGET = (("target",), dict(help="target name (see `novaseries targets`)"))
@@ -25,7 +23,7 @@ def mode_names(ctx):
     """targets.toml's mode names, the default one(s) first
     (:func:`novaseries.modes.default_modes`), then the others in file
     order: the order of the ``--mode`` choices, and of ``run --mode both``
-    (nova 34.0.0's mode, then the other)."""
+    (the default mode, then the others)."""
     defaults = modes_mod.default_modes(ctx)
     return (*defaults, *[name for name in modes_mod.load_modes(ctx) if name not in defaults])
 
@@ -39,16 +37,6 @@ def add(parser, *specs):
 def target(ctx, args):
     """The target ``args.target`` names; HarnessError (one line) if unknown."""
     return targets_mod.get(ctx, args.target)
-
-
-def report(outcomes):
-    """Print the summary of ``outcomes`` and, last, ``N passed, N failed,
-    N skipped``; return the exit status (1 if anything failed, else 0)."""
-    print("\n=== summary")
-    for outcome in outcomes:
-        print(outcome.line())
-    print(totals_line(outcomes), flush=True)
-    return 1 if totals(outcomes)[1] else 0
 
 
 def positive(text):

@@ -20,7 +20,7 @@
 
 Both run, unless told, on the tree ci's real-Ironic step tests: the
 packaged stack of :data:`~novaseries.targets.DEFAULT_TARGET`'s release
-(:func:`novaseries.targets.driver_tests_target`, master-all), in its
+(:func:`novaseries.targets.default_stack_in_mode`, master-all), in its
 venv and the environment of its mode.
 
 Each action takes only its own options (argparse refuses the others);
@@ -40,7 +40,8 @@ import signal
 import sys
 
 from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_venv
-from novaseries import modes as modes_mod, targets as targets_mod, testrun, venvs
+from novaseries import modes as modes_mod, outcomes as outcomes_mod, targets as targets_mod
+from novaseries import testrun, venvs
 from novaseries.commands import common
 from novaseries.util import HarnessError, say
 
@@ -172,7 +173,7 @@ def _sweep(ctx, args):
 def _nova_tree_env(ctx, args):
     """``(tree, Nova's test environment, venv)`` of driver-tests and
     hang-probe: ``--tree``, ``--nova-venv`` or their variables, else those
-    of :func:`~novaseries.targets.driver_tests_target` in ``--mode``, and
+    of :func:`~novaseries.targets.default_stack_in_mode` in ``--mode``, and
     that target's test environment in ``--mode``
     (:func:`novaseries.venvs.test_env`), as ci's step.
 
@@ -187,7 +188,7 @@ def _nova_tree_env(ctx, args):
     given = args.tree or os.environ.get("REALIRONIC_NOVA_TREE")
     name = targets_mod.default_stack_name(ctx)
     tree = nova_tree(given, name) if given else None
-    target = targets_mod.driver_tests_target(ctx, args.mode)
+    target = targets_mod.default_stack_in_mode(ctx, args.mode)
     tree = tree or nova_tree(ctx.tree(name), name)
     venv = os.path.abspath(args.nova_venv or os.environ.get("REALIRONIC_NOVA_VENV")
                            or ctx.venv(target.venv_name))
@@ -197,7 +198,7 @@ def _nova_tree_env(ctx, args):
 def _driver_tests(ctx, args):
     if args.pike:
         outcomes = testrun.pike_driver_outcomes(ctx)
-        return common.report(outcomes) if outcomes else 1
+        return outcomes_mod.report(outcomes) if outcomes else 1
     tree, env, venv = _nova_tree_env(ctx, args)
     return driver_runs.run(tree, env, venv, build=ctx.build, pattern=args.pattern,
                            expect=args.expect, root=ctx.root)

@@ -18,6 +18,7 @@ import dataclasses
 from novaseries import mutations, selecting, testrun
 from novaseries import tree as tree_mod
 from novaseries.commands import common
+from novaseries.outcomes import report
 from novaseries.util import HarnessError, file_lock, say
 
 HELP = ("run the series' functional tests against a mutated tree: which tests depend "
@@ -68,4 +69,4 @@ def run(ctx, args):
             say(f"mutation {mutation.name}: {mutation.path}:{line} ({name})")
         outcomes = testrun.test_modes(ctx, target, work, label=f"{target.name} "
                                       f"mutated {mutation.name}", flake8=False)
-    return common.report(outcomes)
+    return report(outcomes)

@@ -36,13 +36,6 @@ def bench_spec(spec):
             f"{e}; or a suite: {', '.join(bench_table.BENCH_SUITES)}")
 
 
-def runs(text):
-    """argparse type of ``--bench-runs``: an integer >= 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 1")
-    return int(text)
-
-
 def chosen_modes(ctx, choice):
     """The modes of ``--mode CHOICE``: ``both``: every mode
     (:func:`~novaseries.commands.common.mode_names`); None:
@@ -84,13 +77,13 @@ def add_arguments(parser, ctx):
            "K undeployed in wait call-back, Nova options "
            f"{', '.join(bench_table.OPTIONS)}; or a suite: "
            f"{', '.join(bench_table.BENCH_SUITES)} (doc/main-job.rst)")
-    option("--bench-runs", type=runs, default=None, metavar="R",
+    option("--bench-runs", type=common.positive, default=None, metavar="R",
            help=f"runs of each benchmark spec (default {job.BENCH_RUNS}; "
            "the report gives medians)")
     option("--json", help="where to write the JSON (default: "
            f"build/results/run/{backends.RUN_JSON}; with --ironic real "
            f"{backends.REAL_RUN_JSON}; with --tree {backends.TREE_JSON})")
-    option("--ironic", choices=list(backends.BACKENDS), default="fake",
+    option("--ironic", choices=list(backends.BACKENDS), default=backends.FAKE,
            help="fake: the fake Ironic of the series (default); real: a real "
            f"Ironic {service.IRONIC_VERSION} on 127.0.0.1 per tree, through the "
            "whole Nova stack, for the scenarios it can play (--list says which)")

@@ -7,6 +7,7 @@ prints the summary and ``N passed, N failed, N skipped``."""
 from novaseries import testrun
 from novaseries import tree as tree_mod
 from novaseries.commands import common
+from novaseries.outcomes import report
 
 HELP = "run the unit selections, touched functional modules and flake8 at HEAD"
 
@@ -19,4 +20,4 @@ def run(ctx, args):
     target = common.target(ctx, args).only_modes(args.mode)
     tree = args.tree or ctx.tree(target.name)
     tree_mod.check_tree(tree)
-    return common.report(testrun.test_modes(ctx, target, tree))
+    return report(testrun.test_modes(ctx, target, tree))

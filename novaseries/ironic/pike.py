@@ -55,7 +55,7 @@ LOG = logging.getLogger(__name__)
 
 
 #: The name of the pike Ironic's venv (``build/venvs/ironic-pike``) and of
-#: its pins (``pins/ironic-pike.txt``, :func:`novaseries.ironic.venv.pins_file`).
+#: its pins (``pins/ironic-pike.txt``, :func:`novaseries.util.pins_file`).
 VENV_NAME = "ironic-pike"
 #: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
@@ -174,7 +174,7 @@ def ensure_venv(build=None, root=None):
     build = pathlib.Path(build or default_build())
     return ironic_venv.ironic_venv(
         venv_dir(build), lambda: util.find_interpreter(PYTHON),
-        ironic_venv.pins_file(VENV_NAME, root),
+        util.pins_file(util.project_root(root), VENV_NAME),
         VENV_RECIPE, ["--no-deps"],
         util.results_dir(build, ironic_venv.PIKE_RESULTS) / util.VENV_INSTALL_LOG,
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")

@@ -51,7 +51,7 @@ LOG = logging.getLogger(__name__)
 
 
 #: The name of the Ironic venv (``build/venvs/ironic``) and of its pins
-#: (``pins/ironic.txt``, :func:`novaseries.ironic.venv.pins_file`).
+#: (``pins/ironic.txt``, :func:`novaseries.util.pins_file`).
 VENV_NAME = "ironic"
 #: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
@@ -101,7 +101,7 @@ def ensure_venv(build=None, root=None, python=None, log=None):
     """
     return ironic_venv.ironic_venv(
         venv_dir(build), lambda: base_python(python),
-        ironic_venv.pins_file(VENV_NAME, root), VENV_RECIPE, [],
+        util.pins_file(util.project_root(root), VENV_NAME), VENV_RECIPE, [],
         util.results_dir(build or default_build(), ironic_venv.RESULTS) /
         util.VENV_INSTALL_LOG, f"ironic {IRONIC_VERSION} venv")
 

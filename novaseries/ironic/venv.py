@@ -18,7 +18,6 @@ Nova's test venv as well.  It imports none of the other modules of
 
 import os
 import pathlib
-import re
 import shutil
 
 from novaseries import procs, util
@@ -39,11 +38,10 @@ def pinned_version(pins, name):
         such line.
     """
     try:
-        text = pathlib.Path(pins).read_text()
+        lines = util.pin_lines(pins)
     except FileNotFoundError:
         raise util.HarnessError(f"{pins} is missing: it pins the {name} release") from None
-    found = re.findall(rf"^\s*{re.escape(name)}\s*==\s*([^\s;#]+)", text,
-                       re.MULTILINE | re.IGNORECASE)
+    found = [version for pin, version in lines if pin == util.canonical(name)]
     if len(found) != 1:
         raise util.HarnessError(f"{pins} must have one {name}==VERSION line, not "
                                 f"{len(found)}")
@@ -62,21 +60,15 @@ def workdir(build=None):
     return pathlib.Path(build or default_build()) / "realironic"
 
 
-def pins_file(name, root=None):
-    """The pins of the Ironic venv ``name``
-    (:func:`novaseries.util.pins_file` of ``root``, default
-    :func:`novaseries.util.project_root`)."""
-    return util.pins_file(util.project_root(root), name)
-
-
 def pinned_ironic(name):
     """The Ironic release the pins of the Ironic venv ``name`` give (the
-    ``VERSION`` of ``ironic==VERSION`` in :func:`pins_file`).
+    ``VERSION`` of ``ironic==VERSION`` in its pins file,
+    :func:`novaseries.util.pins_file`).
 
     :raises util.HarnessError: the pins file is missing or has not
         exactly one such line (:func:`pinned_version`).
     """
-    return pinned_version(pins_file(name), "ironic")
+    return pinned_version(util.pins_file(util.project_root(), name), "ironic")
 
 
 def base_python(python=None):

@@ -26,6 +26,11 @@ from novaseries.util import HarnessError, say
 #: (why: there).
 REAL_EXTRA_CONF = service.fake_deploy_conf(real_backend.FAKE_DELAY)
 
+#: The backends' names: ``--ironic``'s choices (:data:`BACKENDS`), the
+#: fake one the default.
+FAKE = 'fake'
+REAL = 'real'
+
 
 def real_scenarios(names=()):
     """The scenarios ``run --ironic real`` plays: ``names`` (each must be
@@ -60,7 +65,7 @@ def fake_json(ctx):
 
 def real_outdir(ctx, runid):
     """The folder of the real run ``runid``: ``build/results/run/real/<runid>``."""
-    return ctx.results(trees_mod.RESULTS) / 'real' / runid
+    return ctx.results(trees_mod.RESULTS) / REAL / runid
 
 
 class Fake:
@@ -166,7 +171,7 @@ class Real:
         return real_scenarios(names)
 
     def facts(self):
-        return {'ironic': 'real', 'runid': self.runid}
+        return {'ironic': REAL, 'runid': self.runid}
 
     def running(self, mode, scenarios, trees):
         return (f"{mode} mode: running {scenarios} scenarios against real "
@@ -183,7 +188,7 @@ class Real:
         for label in trees:
             requests = self.outdir / trees_mod.result_stem(label, target)
             requests.mkdir()
-            extra[label] = ['--ironic', 'real', '--ironic-info',
+            extra[label] = ['--ironic', REAL, '--ironic-info',
                             str(self.ironics[label]), '--requests-dir',
                             str(requests)]
         return extra
@@ -209,4 +214,4 @@ def _keep_log(ironic, dest):
 
 
 #: ``--ironic``'s choices.
-BACKENDS = {'fake': Fake, 'real': Real}
+BACKENDS = {FAKE: Fake, REAL: Real}

@@ -9,6 +9,7 @@ Statistics use the *valid* runs only: a run whose player failed or whose
 servers did not settle is a problem, and its numbers are left out.
 """
 
+from novaseries.mainjob.report import BY_MODE_KEY, MODES_KEY
 from novaseries.scenarios import bench_table
 from novaseries.scenarios.bench_table import median, percentile
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
@@ -374,16 +375,17 @@ def compare_modes(result):
     and per attempt, Ironic calls per healthy build and per healthy poll,
     and the healthy-build cost ratio (fixed / reproducer) of each mode.
 
-    :param result: the run's JSON (``modes``, ``by_mode``).
+    :param result: the run's JSON (``MODES_KEY``, ``BY_MODE_KEY`` of
+        :mod:`~novaseries.mainjob.report`).
     :returns: a list of lines ([] without benchmark records).
     """
-    per_mode = {mode: group(result['by_mode'][mode])
-                for mode in result['modes']}
-    specs = [text for mode in result['modes'] for text in per_mode[mode]]
+    per_mode = {mode: group(result[BY_MODE_KEY][mode])
+                for mode in result[MODES_KEY]}
+    specs = [text for mode in result[MODES_KEY] for text in per_mode[mode]]
     rows = []
     for text in dict.fromkeys(specs):
         for tree in TREES:
-            for mode in result['modes']:
+            for mode in result[MODES_KEY]:
                 trees = per_mode[mode].get(text)
                 if not trees or tree not in trees:
                     continue

@@ -22,7 +22,7 @@ BENCH_RUNS = 3
 
 
 def run(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
-        ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+        ironic=backends.FAKE, bench_runs=BENCH_RUNS, modes=None):
     """The main job, in each of ``modes`` (names of ``[modes]`` in
     targets.toml, ``modes.load_modes``; default ``modes.default_modes``),
     one after the other.  Returns the exit status (0: fixed tree all right
@@ -63,11 +63,11 @@ def run_real(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), modes=No
         failed without its JSON, an Ironic that did not start.
     """
     return play(ctx, target_name, scenarios, json_out=json_out,
-                ironic='real', modes=modes)
+                ironic=backends.REAL, modes=modes)
 
 
 def play(ctx, target_name=targets_mod.DEFAULT_TARGET, scenarios=(), bench=(), json_out=None,
-         ironic='fake', bench_runs=BENCH_RUNS, modes=None):
+         ironic=backends.FAKE, bench_runs=BENCH_RUNS, modes=None):
     """:func:`run` with the backend ``ironic`` (``backends.BACKENDS``):
     prepare both trees and the target's venv, start the backend, then in
     each mode play the scenarios (and the benchmark) in both trees, judge,
@@ -97,7 +97,8 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
     start = time.monotonic()
     trees = trees_mod.prepare_trees(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
-    result = {'modes': list(modes), 'by_mode': {}, 'bench_problems': []}
+    result = {report.MODES_KEY: list(modes), report.BY_MODE_KEY: {},
+              report.BENCH_PROBLEMS_KEY: []}
     wrong_total, summary = 0, []
     with contextlib.ExitStack() as stack:
         backend = backend_type(ctx, trees, stack)
@@ -131,10 +132,10 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
                 put(line)
             if backend.bench:
                 problems = _bench_report(mode, data)
-                data['bench_problems'] = problems
-                result['bench_problems'] += [f"{mode} mode: {p}"
-                                             for p in problems]
-            result['by_mode'][mode] = data
+                data[report.BENCH_PROBLEMS_KEY] = problems
+                result[report.BENCH_PROBLEMS_KEY] += [f"{mode} mode: {p}"
+                                                      for p in problems]
+            result[report.BY_MODE_KEY][mode] = data
             if data[FIXED]['scenarios']:
                 summary += judge.mode_summary(mode, data, wrong)
         if bench and len(modes) > 1:
@@ -145,7 +146,7 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
                     put(line)
     out = backend.save(result, json_out)
     put('; '.join(summary + [f"{time.monotonic() - start:.0f} s"]))
-    return (1 if wrong_total or result['bench_problems'] else 0), out
+    return (1 if wrong_total or result[report.BENCH_PROBLEMS_KEY] else 0), out
 
 
 def _bench_report(mode, data):
@@ -215,7 +216,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
     known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
-    result = {'modes': list(modes), 'by_mode': {}}
+    result = {report.MODES_KEY: list(modes), report.BY_MODE_KEY: {}}
     wrong, total = 0, 0
     for mode in modes:
         data = trees_mod.run_trees(ctx, targets_mod.mode_target(target, mode),
@@ -228,7 +229,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
             total += 1
             put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
                 f"{judge.fixed_verdict(problems)}")
-        result['by_mode'][mode] = data
+        result[report.BY_MODE_KEY][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results(trees_mod.RESULTS) / \
         backends.TREE_JSON
     report.write_json(out, result)

@@ -184,6 +184,14 @@ def scenario_list():
     return lines
 
 
+#: Keys of the main job's JSON (``run.json``, ``tree.json``): the modes,
+#: in order; ``{mode: {tree label: ..., BENCH_PROBLEMS_KEY: [...]}}``; the
+#: benchmark's problems (per mode, and of the whole run).
+MODES_KEY = 'modes'
+BY_MODE_KEY = 'by_mode'
+BENCH_PROBLEMS_KEY = 'bench_problems'
+
+
 def write_json(path, data):
     """Write JSON through a temporary file and a rename: a reader never
     sees half of it, and two runs never mix theirs."""

@@ -189,8 +189,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                 try:
                     rec = json.loads(out.read_text())['bench'][0]
                 except (OSError, ValueError, IndexError, KeyError):
-                    rec = {'spec': spec.text, 'run': i, 'n': spec.n,
-                           's': spec.s, 'k': spec.k,
+                    rec = {**bench_table.record_head(spec, i),
                            'error': f"benchmark process exited {rc} without "
                            f"a record; its log: {logs[label]}"}
                 if rc != 0 and not rec.get('error'):

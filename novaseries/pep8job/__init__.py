@@ -19,7 +19,7 @@ import time
 
 from novaseries.outcomes import Outcome
 from novaseries.pep8job import hooks, legacy, tools
-from novaseries.tree import changed_files
+from novaseries.tree import BASE_TAG, changed_files
 from novaseries.util import HarnessError, say
 
 
@@ -32,7 +32,7 @@ def touched_files(tree, rev, touched):
 
 def added_files(tree, rev, touched):
     """The files the commit (``touched`` given) or the series adds."""
-    return set(changed_files(tree, rev, since=f"{rev}~1" if touched is not None else "base",
+    return set(changed_files(tree, rev, since=f"{rev}~1" if touched is not None else BASE_TAG,
                              diff_filter="A"))
 
 

@@ -9,9 +9,9 @@ import time
 from novaseries.outcomes import Outcome
 from novaseries.pep8job import tools
 from novaseries.pep8job.plan import PRE_COMMIT_RUN, plan, selected
-from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, canonical, pinned, proc_output, tool_env,
+from novaseries.pep8job.tools import (CONFIG, SHOW_LINES, pinned, proc_output, tool_env,
                                       tox_commands, tox_ini)
-from novaseries.util import HarnessError, git, say
+from novaseries.util import HarnessError, canonical, git, pins_file, say
 
 #: ``[testenv:mypy]`` commands: mypy from tox (33.x, 34.0.0), or the hook.
 MYPY_FROM_TOX = "mypy"
@@ -31,7 +31,7 @@ def run_mypy(ctx, target, tree):
     start = time.monotonic()
     try:
         venv = tools.tool_venv(ctx, f"pep8-{target.release}")
-        pins = tools.pins_file(ctx, f"pep8-{target.release}")
+        pins = pins_file(ctx.root, f"pep8-{target.release}")
         cmd, what = _mypy_command(ctx, target, tree, venv, pins)
     except HarnessError as exc:
         say(f"  [{label}] {exc}\n{exc.details}".rstrip())

@@ -6,7 +6,8 @@ import dataclasses
 import pathlib
 import re
 
-from novaseries.pep8job.tools import CONFIG, canonical, pinned, pins_file, tox_commands
+from novaseries.pep8job.tools import CONFIG, pinned, tox_commands
+from novaseries.util import canonical, pins_file
 
 #: How a hook runs here: ``check`` its entry in the tree (a non-zero exit
 #: fails), ``fix`` its entry on a scratch copy (a change or a non-zero exit
@@ -168,7 +169,7 @@ def plan(ctx, target, config):
             continue
         version = rev.removeprefix("v")
         venv = f"hacking-{version}" if declared.venv == "hacking" else f"pep8-{target.release}"
-        pins = pins_file(ctx, venv)
+        pins = pins_file(ctx.root, venv)
         for item in entry.get("hooks") or []:
             hook_id = item.get("id")
             hook = declared.hooks.get(hook_id)

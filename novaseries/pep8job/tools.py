@@ -6,7 +6,6 @@ import configparser
 import json
 import os
 import pathlib
-import re
 import subprocess
 
 from novaseries import util, venvs
@@ -21,20 +20,10 @@ RECIPE = "1"
 SHOW_LINES = 40
 
 
-def canonical(name):
-    """A distribution name as pip compares it."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def pinned(path):
     """``{canonical name: version}`` of a pins file's ``name==version``
-    lines."""
-    found = {}
-    for line in pathlib.Path(path).read_text().splitlines():
-        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)", line)
-        if match:
-            found[canonical(match.group(1))] = match.group(2)
-    return found
+    lines (:func:`novaseries.util.pin_lines`)."""
+    return dict(util.pin_lines(path))
 
 
 def tool_env(venv):
@@ -52,13 +41,9 @@ def tool_env(venv):
     return env
 
 
-def pins_file(ctx, name):
-    """The pins of the tool venv ``name`` (:func:`novaseries.util.pins_file`)."""
-    return util.pins_file(ctx.root, name)
-
-
 def tool_venv(ctx, name):
-    """Create or reuse ``build/venvs/NAME`` from its pins (:func:`pins_file`)
+    """Create or reuse ``build/venvs/NAME`` from its pins
+    (:func:`novaseries.util.pins_file`)
     with :data:`novaseries.util.TOOLS_PYTHON`
     (:func:`novaseries.util.pinned_venv`, recipe :data:`RECIPE`); its path.
 
@@ -66,7 +51,7 @@ def tool_venv(ctx, name):
         venv does not install.
     """
     return util.pinned_venv(ctx.venv(name), find_interpreter(util.TOOLS_PYTHON),
-                            pins_file(ctx, name), RECIPE,
+                            util.pins_file(ctx.root, name), RECIPE,
                             ctx.results(name) / util.VENV_INSTALL_LOG, what="pep8 tools")
 
 
