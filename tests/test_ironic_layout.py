@@ -18,8 +18,8 @@ from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("run_env", "venv", "service", "rest", "request_log", "real_deploy", "real_operator",
-         "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
+ORDER = ("run_env", "venv", "service", "venv_setup", "rest", "request_log", "real_deploy",
+         "real_operator", "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
 
 
 def _imports(path):

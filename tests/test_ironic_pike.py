@@ -234,7 +234,7 @@ class NeedFixtureTest(unittest.TestCase):
             venv = pathlib.Path(tmp)
             (venv / "bin").mkdir()
             (venv / "bin" / "python").write_text("")
-            with mock.patch.object(driver_runs.service, "ensure_venv", return_value=venv), \
+            with mock.patch.object(driver_runs.venv_setup, "ensure_venv", return_value=venv), \
                     mock.patch.object(driver_runs.subprocess, "run") as run:
                 run.return_value.returncode = 0
                 driver_runs.run(venv, test_env or {}, venv, build=venv, **kw)

@@ -40,6 +40,7 @@ import signal
 import sys
 
 from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_venv
+from novaseries.ironic import venv_setup
 from novaseries import modes as modes_mod, outcomes as outcomes_mod, targets as targets_mod
 from novaseries import testrun, venvs
 from novaseries.commands import common
@@ -137,7 +138,7 @@ def _refuse_pike_options(args):
 
 def _install(ctx, args):
     venv = (pike.ensure_venv(ctx.build, ctx.root) if args.pike
-            else service.ensure_venv(ctx.build, ctx.root))
+            else venv_setup.ensure_venv(ctx.build, ctx.root))
     print(f"ironic venv: {venv}")
     return 0
 
@@ -148,7 +149,7 @@ def _start(ctx, args):
                                  ironic_venv.workdir(ctx.build), port=args.port,
                                  log=say)
     else:
-        ironic = service.RealIronic(service.ensure_venv(ctx.build, ctx.root),
+        ironic = service.RealIronic(venv_setup.ensure_venv(ctx.build, ctx.root),
                                     ironic_venv.workdir(ctx.build), port=args.port,
                                     fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))

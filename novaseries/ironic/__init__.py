@@ -2,13 +2,15 @@
 
 * :mod:`~novaseries.ironic.service`: the Ironic of ``pins/ironic.txt`` on 127.0.0.1
   (:class:`~novaseries.ironic.service.RealIronic`, ``shared()``,
-  ``sweep()``, ``RealIronicError``, its venv);
+  ``sweep()``, ``RealIronicError``, where its venv is);
 * :mod:`~novaseries.ironic.pike`: the pike-era Ironic (Python 2.7,
   RabbitMQ) and its fake Neutron, for stable/pike;
-* :mod:`~novaseries.ironic.venv`: where their files live and how their
-  pinned venvs are built (the lowest module here but
+* :mod:`~novaseries.ironic.venv`: where their files live and which
+  release their pins give (the lowest module here but
   :mod:`~novaseries.ironic.run_env`, the names of the environment
   variables the driver tests are run with, which imports nothing);
+  :mod:`~novaseries.ironic.venv_setup`: builds their pinned venvs (in the
+  harness's Python only);
 * :mod:`~novaseries.ironic.rest`: the operator's REST client;
 * :mod:`~novaseries.ironic.request_log`, :mod:`~novaseries.ironic.real_deploy`,
   :mod:`~novaseries.ironic.real_operator`,

@@ -27,7 +27,7 @@ import subprocess
 import time
 
 from novaseries import util
-from novaseries.ironic import pike, run_env, service
+from novaseries.ironic import pike, run_env, service, venv_setup
 from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
         is no Nova test venv.
     """
     build = pathlib.Path(build or default_build())
-    venv = service.ensure_venv(build, root)
+    venv = venv_setup.ensure_venv(build, root)
     nova_venv = pathlib.Path(os.path.abspath(nova_venv))
     python = nova_venv / "bin" / "python"
     if not python.exists():

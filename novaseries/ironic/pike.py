@@ -49,6 +49,7 @@ from novaseries import procs, util
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
 from novaseries.ironic import venv as ironic_venv
+from novaseries.ironic import venv_setup
 from novaseries.ironic.venv import default_build
 
 LOG = logging.getLogger(__name__)
@@ -165,14 +166,14 @@ def ensure_venv(build=None, root=None):
     Made by ``virtualenv`` (in the harness's environment, ``.[py27]``) from
     :data:`PYTHON` (:func:`novaseries.util.find_interpreter`), then ``pip
     install --no-deps -r pins/ironic-pike.txt``
-    (:func:`novaseries.ironic.venv.ironic_venv`); reused while the sha256
+    (:func:`novaseries.ironic.venv_setup.ironic_venv`); reused while the sha256
     of the pins and the interpreter's identity are unchanged.
 
     :returns: the venv path.
     :raises RealIronicError: no Python 2.7, or virtualenv or pip failed.
     """
     build = pathlib.Path(build or default_build())
-    return ironic_venv.ironic_venv(
+    return venv_setup.ironic_venv(
         venv_dir(build), lambda: util.find_interpreter(PYTHON),
         util.pins_file(util.project_root(root), VENV_NAME),
         VENV_RECIPE, ["--no-deps"],

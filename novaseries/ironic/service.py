@@ -45,7 +45,7 @@ import time
 
 from novaseries import procs, util
 from novaseries.ironic import run_env, venv as ironic_venv
-from novaseries.ironic.venv import base_python, default_build
+from novaseries.ironic.venv import default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -81,29 +81,9 @@ RealIronicError = procs.ServiceError
 
 
 def venv_dir(build=None):
-    """Where the Ironic virtualenv lives (``build/venvs/ironic``)."""
+    """Where the Ironic virtualenv lives (``build/venvs/ironic``; built by
+    :func:`novaseries.ironic.venv_setup.ensure_venv`)."""
     return util.venv_dir(build or default_build(), VENV_NAME)
-
-
-#: Bump when the Ironic venv's install recipe changes, to rebuild it.
-VENV_RECIPE = "2"
-
-
-def ensure_venv(build=None, root=None, python=None, log=None):
-    """Create or reuse the Ironic virtualenv from ``pins/ironic.txt``
-    (:func:`novaseries.ironic.venv.ironic_venv`; reused while the sha256 of
-    the pins and the interpreter's identity are unchanged).
-
-    :param python: the interpreter (default
-        :func:`novaseries.ironic.venv.base_python`'s pick).
-    :returns: the venv path (``pathlib.Path``).
-    :raises RealIronicError: if venv creation or pip fails (with pip's tail).
-    """
-    return ironic_venv.ironic_venv(
-        venv_dir(build), lambda: base_python(python),
-        util.pins_file(util.project_root(root), VENV_NAME), VENV_RECIPE, [],
-        util.results_dir(build or default_build(), ironic_venv.RESULTS) /
-        util.VENV_INSTALL_LOG, f"ironic {IRONIC_VERSION} venv")
 
 
 # --------------------------------------------------------------------------
@@ -187,7 +167,8 @@ def fake_deploy_conf(delay):
 class RealIronic:
     """One real Ironic (+ image HTTP server) on 127.0.0.1.
 
-    :param venv: the Ironic virtualenv (see :func:`ensure_venv`).
+    :param venv: the Ironic virtualenv
+        (:func:`novaseries.ironic.venv_setup.ensure_venv`).
     :param workdir: parent of the run directories (``build/realironic``).
     :param port: Ironic API port; None picks a free one.  A taken port is an
         error (RealIronicError), not silently replaced.

@@ -1,26 +1,18 @@
-"""Where the Ironics' files live, and their pinned virtualenvs.
+"""Where the Ironics' files live, and which release their pins give.
 
 Both Ironics of the tests run from a virtualenv of their own, built from a
-frozen requirement set in ``pins/`` (:func:`novaseries.ironic.service.ensure_venv`:
-``pins/ironic.txt`` under :data:`novaseries.util.TOOLS_PYTHON`;
-:func:`novaseries.ironic.pike.ensure_venv`: ``pins/ironic-pike.txt`` under
-Python 2.7); each release is the one its pins name
-(:func:`pinned_ironic`).  Both go through :func:`ironic_venv`, which
-builds the venv with :func:`novaseries.util.pinned_venv` (locked, reused
-while the pins, the recipe and the interpreter are unchanged).  The project
+frozen requirement set in ``pins/`` (:mod:`novaseries.ironic.venv_setup`);
+each release is the one its pins name (:func:`pinned_ironic`).  The project
 checkout is :func:`novaseries.util.project_root`'s.
 
-Standard library only (and :mod:`novaseries.util`, :mod:`novaseries.procs`,
-which are too): the service modules that import this one are imported in
-Nova's test venv as well.  It imports none of the other modules of
-:mod:`novaseries.ironic`.
+Standard library only (and :mod:`novaseries.util`, which is too): the
+service modules that import this one are imported in Nova's test venv as
+well.  It imports none of the other modules of :mod:`novaseries.ironic`.
 """
 
-import os
 import pathlib
-import shutil
 
-from novaseries import procs, util
+from novaseries import util
 
 #: The results folder (:func:`novaseries.util.results_dir`) of the Ironic of
 #: ``pins/ironic.txt`` (its venv's install log).
@@ -69,38 +61,3 @@ def pinned_ironic(name):
         exactly one such line (:func:`pinned_version`).
     """
     return pinned_version(util.pins_file(util.project_root(), name), "ironic")
-
-
-def base_python(python=None):
-    """The interpreter to build the venv of the Ironic of ``pins/ironic.txt`` from: ``python`` or
-    ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
-    as the Nova venvs find it (``novaseries.util.find_interpreter``: the
-    running Python if it is that version, else pyenv's, else PATH's); the
-    venv's recipe records the interpreter's identity, not this path.
-
-    :raises procs.ServiceError: (``RealIronicError``) no such Python.
-    """
-    python = python or os.environ.get("REALIRONIC_PYTHON")
-    if not python:
-        try:
-            return str(util.find_interpreter(util.TOOLS_PYTHON))
-        except util.HarnessError as exc:
-            raise procs.ServiceError(str(exc)) from None
-    return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
-
-
-def ironic_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
-    """An Ironic venv: :func:`novaseries.util.pinned_venv` (``pip install -q
-    <pip_args> -r <pins>``) from ``python()``, its errors as
-    ``RealIronicError``.
-
-    :param python: a function returning the interpreter (it may raise).
-    :returns: the venv path.
-    :raises procs.ServiceError: (``RealIronicError``) no interpreter or
-        pins file, or venv creation or pip failed (with pip's tail).
-    """
-    try:
-        return util.pinned_venv(venv, python(), pins, recipe, log_path,
-                                pip_args=["-q", *pip_args], tool=tool, what=what)
-    except util.HarnessError as exc:
-        raise procs.ServiceError(f"{exc}\n{exc.details}".rstrip()) from None

@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service, venv as ironic_venv
+from novaseries.ironic import real_backend, service, venv as ironic_venv, venv_setup
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -144,7 +144,7 @@ class Real:
     def __init__(self, ctx, trees, stack):
         self.ctx = ctx
         self.interval = real_backend.API_RETRY_INTERVAL
-        venv = service.ensure_venv(ctx.build, ctx.root)
+        venv = venv_setup.ensure_venv(ctx.build, ctx.root)
         self.runid = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.outdir = real_outdir(ctx, self.runid)
         self.outdir.mkdir(parents=True)
