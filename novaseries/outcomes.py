@@ -12,7 +12,8 @@ import dataclasses
 import os
 import re
 
-from novaseries.util import LOG, LOG_TAIL_LINES, HarnessError, find_interpreter
+from novaseries.util import LOG, LOG_TAIL_LINES, HarnessError
+from novaseries.venv_build import find_interpreter
 
 
 @dataclasses.dataclass

@@ -13,8 +13,9 @@ import pathlib
 import subprocess
 
 from novaseries import sdist as sdist_mod
-from novaseries.util import (LOG, VENV_INSTALL_LOG, HarnessError, build_venv,
-                             find_interpreter, interpreter_identity, recipe_digest)
+from novaseries.util import LOG, HarnessError
+from novaseries.venv_build import (VENV_INSTALL_LOG, build_venv, find_interpreter,
+                                   interpreter_identity, recipe_digest)
 
 
 #: Bump when the install recipe below changes, to rebuild existing venvs.
@@ -28,7 +29,7 @@ PYTHON_ENV_VARS = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP")
 def _recipe_digest(target, identity):
     """What the venv is made of: the pins, the Nova sdist, the venv tool and
     pip arguments, and the interpreter's identity (implementation, version,
-    machine: :func:`~novaseries.util.interpreter_identity`), not its path,
+    machine: :func:`~novaseries.venv_build.interpreter_identity`), not its path,
     so that a venv made by ``.ci/run`` (harness venv's Python) is reused by
     ``python3 -m novaseries`` (the system's) and the other way round."""
     return recipe_digest(target.pins, RECIPE, target.version, target.sha256,
@@ -40,7 +41,7 @@ def ensure_venv(ctx, target):
     :attr:`~novaseries.target_model.Target.venv_name`: its release's); return
     ``(path, seconds spent)``.
 
-    :func:`novaseries.util.build_venv` holds ``build/venvs/NAME.lock``
+    :func:`novaseries.venv_build.build_venv` holds ``build/venvs/NAME.lock``
     meanwhile: a second command that needs the same venv waits for the
     first (and then reuses what it built)."""
     interpreter = find_interpreter(target.interpreter)

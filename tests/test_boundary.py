@@ -18,7 +18,7 @@ import subprocess
 import sys
 import unittest
 
-from novaseries import nova_side, util
+from novaseries import nova_side, util, venv_build
 from tests import helpers
 
 PACKAGE = helpers.REPO / "novaseries"
@@ -151,7 +151,7 @@ class BoundaryTest(unittest.TestCase):
 
     def test_python27_code_parses_as_python27(self):
         try:
-            python27 = util.find_interpreter("python2.7")
+            python27 = venv_build.find_interpreter("python2.7")
         except util.HarnessError as exc:
             self.skipTest(str(exc))
         files = [str(p) for p in _python27_files()]

@@ -1,7 +1,8 @@
 """The Ironic wing (``novaseries/ironic/``): imports point down, none hides
 in a function, and the driver tests (``novaseries/nova_side/``) are found by
 the path-based runs of ``novaseries ironic driver-tests``, not by the harness's
-own discovery.
+own discovery; of the rest of the harness, the wing imports only what
+novaseries/ironic/__init__.py declares.
 
 No Ironic, no Nova: the driver tests skip themselves without them.
 """
@@ -13,6 +14,7 @@ import sys
 import tempfile
 import unittest
 
+from novaseries import nova_side
 from novaseries.ironic import driver_runs, run_env
 from tests import helpers
 
@@ -20,6 +22,11 @@ WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
 ORDER = ("run_env", "venv", "service", "venv_setup", "rest", "request_log", "real_deploy",
          "real_operator", "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
+#: What the wing may import of the rest of the harness.
+HARNESS = {"novaseries.procs", "novaseries.util", "novaseries.scenarios.scenario"}
+#: What its modules that Nova's venv does not import (outside
+#: ``nova_side.HARNESS_MODULES``) may import as well.
+HARNESS_SIDE = {"novaseries.venv_build"}
 
 
 def _imports(path):
@@ -52,6 +59,23 @@ class LayoutTest(unittest.TestCase):
                     parts = imported.split(".")
                     if parts[:2] == ["novaseries", "ironic"] and len(parts) > 2:
                         self.assertIn(parts[2], ORDER[:i], f"{name} imports {imported}")
+
+    def test_imports_of_the_harness_only_the_declared_modules(self):
+        for path in WING.glob("*.py"):
+            module = f"novaseries.ironic.{path.stem}".removesuffix(".__init__")
+            allowed = HARNESS | (set() if module in nova_side.HARNESS_MODULES
+                                 else HARNESS_SIDE)
+            for node, _ in _imports(path):
+                if isinstance(node, ast.ImportFrom) and node.module != "novaseries":
+                    imported = [node.module]
+                elif isinstance(node, ast.ImportFrom):
+                    imported = [f"novaseries.{a.name}" for a in node.names]
+                else:
+                    imported = [a.name for a in node.names]
+                for name in imported:
+                    if name.split(".")[0] == "novaseries" and \
+                            name.split(".")[:2] != ["novaseries", "ironic"]:
+                        self.assertIn(name, allowed, f"{module}:{node.lineno}")
 
     def test_no_import_inside_a_function(self):
         for path in WING.rglob("*.py"):

@@ -22,7 +22,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import flake8_run, pep8job, selecting, testrun, util, venvs
+from novaseries import flake8_run, pep8job, selecting, testrun, util, venv_build, venvs
 from novaseries.pep8job import legacy, mypy_run, plan as pep8_plan, tools
 from novaseries.outcomes import Outcome
 from tests import helpers
@@ -537,7 +537,7 @@ def _real_venv(test, name):
     ``test`` (its build lock, so that no harness run rebuilds it
     meanwhile), or None when it is not made or is being made."""
     venv = helpers.REPO / "build" / "venvs" / name
-    if not (venv / util.RECIPE_MARKER).is_file():
+    if not (venv / venv_build.RECIPE_MARKER).is_file():
         return None
     handle = open(venv.parent / f"{name}.lock", "a+")
     test.addCleanup(handle.close)
@@ -545,7 +545,7 @@ def _real_venv(test, name):
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return None
-    return venv if (venv / util.RECIPE_MARKER).is_file() else None
+    return venv if (venv / venv_build.RECIPE_MARKER).is_file() else None
 
 
 def _committed(tree, names, rev="base"):

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import util, venvs
+from novaseries import util, venv_build, venvs
 from tests import helpers
 
 
@@ -48,7 +48,7 @@ class RecipeTest(helpers.ProjectTestCase):
         else:
             other = base
         import platform
-        here, there = (util.interpreter_identity(p) for p in (sys.executable, other))
+        here, there = (venv_build.interpreter_identity(p) for p in (sys.executable, other))
         self.assertEqual(here, there)
         self.assertEqual(f"{sys.implementation.name} {platform.python_version()} "
                          f"{platform.machine()}", here)
@@ -172,7 +172,7 @@ class CompileTreeTest(unittest.TestCase):
 
 
 class BuildVenvInstallerTest(unittest.TestCase):
-    """util.build_venv fills a Python 3 venv with uv when the harness has it
+    """venv_build.build_venv fills a Python 3 venv with uv when the harness has it
     (the ``uv`` extra), else with the venv's pip; a virtualenv (Python 2.7)
     always with its pip."""
 
@@ -185,11 +185,11 @@ class BuildVenvInstallerTest(unittest.TestCase):
             commands.append([str(c) for c in cmd])
             (tmp / "v").mkdir(exist_ok=True)  # as the venv's creation does
             return subprocess.CompletedProcess(cmd, 0, "", "")
-        with mock.patch.object(util, "run", fake_run), \
-                mock.patch.object(util, "uv_binary", return_value=uv), \
-                mock.patch("novaseries.util.say"):
-            util.build_venv(tmp / "v", "/usr/bin/python3", [["-r", "pins.txt"]], "d",
-                            tmp / "log", tool=tool)
+        with mock.patch.object(venv_build, "run", fake_run), \
+                mock.patch.object(venv_build, "uv_binary", return_value=uv), \
+                mock.patch.object(venv_build, "say"):
+            venv_build.build_venv(tmp / "v", "/usr/bin/python3", [["-r", "pins.txt"]], "d",
+                                  tmp / "log", tool=tool)
         return commands[1:]  # after the venv's creation
 
     def test_uv_when_the_harness_has_it(self):

@@ -25,9 +25,11 @@
   ``novaseries ironic hang-probe``.
 
 Imports point down (their order: ``ORDER`` of tests/test_ironic_layout.py,
-which checks it); of the rest of the harness, only :mod:`novaseries.procs`,
-:mod:`novaseries.util` and :mod:`novaseries.scenarios.scenario` (the
-targets, trees and venvs the driver tests run in are given by the callers:
+which checks it and the next rule); of the rest of the harness, only
+:mod:`novaseries.procs`, :mod:`novaseries.util`,
+:mod:`novaseries.scenarios.scenario` and, in the modules that Nova's venv
+does not import (``venv_setup``, ``pike``, ...), :mod:`novaseries.venv_build`
+(the targets, trees and venvs the driver tests run in are given by the callers:
 :mod:`novaseries.commands.ironic`, :mod:`novaseries.cisteps`,
 :func:`novaseries.testrun.pike_driver_outcomes`).  Everything here is
 standard library only: the code in Nova's venv

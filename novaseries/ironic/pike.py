@@ -45,7 +45,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from novaseries import procs, util
+from novaseries import procs, util, venv_build
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
 from novaseries.ironic import venv as ironic_venv
@@ -164,7 +164,7 @@ def ensure_venv(build=None, root=None):
     """Create or reuse the Python 2.7 venv of the pike-era Ironic.
 
     Made by ``virtualenv`` (in the harness's environment, ``.[py27]``) from
-    :data:`PYTHON` (:func:`novaseries.util.find_interpreter`), then ``pip
+    :data:`PYTHON` (:func:`novaseries.venv_build.find_interpreter`), then ``pip
     install --no-deps -r pins/ironic-pike.txt``
     (:func:`novaseries.ironic.venv_setup.ironic_venv`); reused while the sha256
     of the pins and the interpreter's identity are unchanged.
@@ -174,10 +174,10 @@ def ensure_venv(build=None, root=None):
     """
     build = pathlib.Path(build or default_build())
     return venv_setup.ironic_venv(
-        venv_dir(build), lambda: util.find_interpreter(PYTHON),
+        venv_dir(build), lambda: venv_build.find_interpreter(PYTHON),
         util.pins_file(util.project_root(root), VENV_NAME),
         VENV_RECIPE, ["--no-deps"],
-        util.results_dir(build, ironic_venv.PIKE_RESULTS) / util.VENV_INSTALL_LOG,
+        util.results_dir(build, ironic_venv.PIKE_RESULTS) / venv_build.VENV_INSTALL_LOG,
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 

@@ -2,22 +2,22 @@
 
 Each Ironic runs from a venv of its own, built from a frozen requirement
 set in ``pins/`` (:func:`ensure_venv`: ``pins/ironic.txt`` under
-:data:`novaseries.util.TOOLS_PYTHON`; :func:`novaseries.ironic.pike.ensure_venv`:
+:data:`novaseries.venv_build.TOOLS_PYTHON`; :func:`novaseries.ironic.pike.ensure_venv`:
 ``pins/ironic-pike.txt`` under Python 2.7).  Both go through
 :func:`ironic_venv`, which builds the venv with
-:func:`novaseries.util.pinned_venv` (locked, reused while the pins, the
+:func:`novaseries.venv_build.pinned_venv` (locked, reused while the pins, the
 recipe and the interpreter are unchanged).
 
 Not in :mod:`novaseries.ironic.service` or :mod:`novaseries.ironic.venv`:
 Nova's test venv imports those (``nova_side.HARNESS_MODULES``), and the
-venv builder is harness-only.
+venv builder (:mod:`novaseries.venv_build`) is not for it.
 """
 
 import os
 import pathlib
 import shutil
 
-from novaseries import procs, util
+from novaseries import procs, util, venv_build
 from novaseries.ironic import service
 from novaseries.ironic.venv import RESULTS, default_build
 
@@ -28,8 +28,8 @@ VENV_RECIPE = "2"
 
 def base_python(python=None):
     """The interpreter to build the venv of the Ironic of ``pins/ironic.txt`` from: ``python`` or
-    ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.util.TOOLS_PYTHON`
-    as the Nova venvs find it (``novaseries.util.find_interpreter``: the
+    ``$REALIRONIC_PYTHON`` if given, else :data:`novaseries.venv_build.TOOLS_PYTHON`
+    as the Nova venvs find it (``novaseries.venv_build.find_interpreter``: the
     running Python if it is that version, else pyenv's, else PATH's); the
     venv's recipe records the interpreter's identity, not this path.
 
@@ -38,14 +38,14 @@ def base_python(python=None):
     python = python or os.environ.get("REALIRONIC_PYTHON")
     if not python:
         try:
-            return str(util.find_interpreter(util.TOOLS_PYTHON))
+            return str(venv_build.find_interpreter(venv_build.TOOLS_PYTHON))
         except util.HarnessError as exc:
             raise procs.ServiceError(str(exc)) from None
     return str(pathlib.Path(python).resolve()) if os.sep in python else shutil.which(python)
 
 
 def ironic_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv"):
-    """An Ironic venv: :func:`novaseries.util.pinned_venv` (``pip install -q
+    """An Ironic venv: :func:`novaseries.venv_build.pinned_venv` (``pip install -q
     <pip_args> -r <pins>``) from ``python()``, its errors as
     ``RealIronicError``.
 
@@ -55,8 +55,8 @@ def ironic_venv(venv, python, pins, recipe, pip_args, log_path, what, tool="venv
         pins file, or venv creation or pip failed (with pip's tail).
     """
     try:
-        return util.pinned_venv(venv, python(), pins, recipe, log_path,
-                                pip_args=["-q", *pip_args], tool=tool, what=what)
+        return venv_build.pinned_venv(venv, python(), pins, recipe, log_path,
+                                      pip_args=["-q", *pip_args], tool=tool, what=what)
     except util.HarnessError as exc:
         raise procs.ServiceError(f"{exc}\n{exc.details}".rstrip()) from None
 
@@ -75,4 +75,4 @@ def ensure_venv(build=None, root=None, python=None):
         service.venv_dir(build), lambda: base_python(python),
         util.pins_file(util.project_root(root), service.VENV_NAME), VENV_RECIPE, [],
         util.results_dir(build or default_build(), RESULTS) /
-        util.VENV_INSTALL_LOG, f"ironic {service.IRONIC_VERSION} venv")
+        venv_build.VENV_INSTALL_LOG, f"ironic {service.IRONIC_VERSION} venv")

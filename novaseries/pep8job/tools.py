@@ -8,8 +8,8 @@ import os
 import pathlib
 import subprocess
 
-from novaseries import util, venvs
-from novaseries.util import HarnessError, find_interpreter, git_env
+from novaseries import util, venv_build, venvs
+from novaseries.util import HarnessError, git_env
 
 #: The tree's pre-commit config.
 CONFIG = ".pre-commit-config.yaml"
@@ -44,15 +44,16 @@ def tool_env(venv):
 def tool_venv(ctx, name):
     """Create or reuse ``build/venvs/NAME`` from its pins
     (:func:`novaseries.util.pins_file`)
-    with :data:`novaseries.util.TOOLS_PYTHON`
-    (:func:`novaseries.util.pinned_venv`, recipe :data:`RECIPE`); its path.
+    with :data:`novaseries.venv_build.TOOLS_PYTHON`
+    (:func:`novaseries.venv_build.pinned_venv`, recipe :data:`RECIPE`); its path.
 
     :raises HarnessError: the pins file is missing, no interpreter, or the
         venv does not install.
     """
-    return util.pinned_venv(ctx.venv(name), find_interpreter(util.TOOLS_PYTHON),
-                            util.pins_file(ctx.root, name), RECIPE,
-                            ctx.results(name) / util.VENV_INSTALL_LOG, what="pep8 tools")
+    return venv_build.pinned_venv(
+        ctx.venv(name), venv_build.find_interpreter(venv_build.TOOLS_PYTHON),
+        util.pins_file(ctx.root, name), RECIPE,
+        ctx.results(name) / venv_build.VENV_INSTALL_LOG, what="pep8 tools")
 
 
 def probe(venv, tree, files):
