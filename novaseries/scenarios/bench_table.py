@@ -49,6 +49,12 @@ BENCH_SUITES['cost'] = ('50:0:0',)
 BENCH_SUITES['all'] = tuple(dict.fromkeys(
     BENCH_SUITES['cost'] + BENCH_SUITES['scale'] + BENCH_SUITES['alternates']))
 
+#: Polls a healthy deploy is answered ``wait call-back`` before its agent
+#: calls back (the bench holds every deploy there: the fixture's
+#: ``callback_reads=None``); a torn-down build is undeployed after a random
+#: one of these polls.
+HEALTHY_WAIT_POLLS = 3
+
 #: The keys of one run's record (what the player writes per spec and run).
 RECORD = {
     'spec': 'the spec, normalised (BenchSpec.text)',
@@ -76,7 +82,8 @@ RECORD = {
 #: The fields of a torn-down build's entry.
 TORN_DOWN_FIELDS = {
     'server': 'its server', 'node': 'the node undeployed',
-    'poll': 'the poll of its wait after which it was undeployed (1..3)',
+    'poll': 'the poll of its wait after which it was undeployed '
+            f'(1..{HEALTHY_WAIT_POLLS})',
     'state': 'the provision_state then (wait call-back)',
     'polls_to_give_up': "driver polls of the lost node after the undeploy, "
                         "until spawn() raised",

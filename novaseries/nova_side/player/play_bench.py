@@ -33,9 +33,6 @@ from novaseries.scenarios.scenario import TEARDOWN_LOOP  # noqa: E402
 from novaseries.nova_side.player import counting_ironic  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
-#: calls back (the bench holds every deploy there: the fixture's
-#: ``callback_reads=None``).
-HEALTHY_WAIT_POLLS = 3
 #: A settled benchmark: no build attempt running, nothing changed for this
 #: long (seconds; covers the conductor's hop between a failed attempt and
 #: the reschedule's next one).
@@ -52,10 +49,11 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
     Every deploy waits in ``wait call-back`` until the bench acts (nothing
     else moves it on): the first K instances whose deploy reaches it (so,
     with K >= max_concurrent_builds, the first wave of builds) are
-    undeployed (``baremetal node undeploy``) after a random poll 1..3 of
-    that wait (seeded), every other deploy -- a rescheduled one too -- gets
-    its agent's callback after HEALTHY_WAIT_POLLS polls. So exactly K
-    builds are affected, each before its deploy completed.
+    undeployed (``baremetal node undeploy``) after a random poll 1..N of
+    that wait (seeded; N is ``bench_table.HEALTHY_WAIT_POLLS``), every
+    other deploy -- a rescheduled one too -- gets its agent's callback
+    after N polls. So exactly K builds are affected, each before its
+    deploy completed.
     """
 
     SPEC = None     # bench_table.BenchSpec
@@ -195,13 +193,13 @@ class BenchTest(Observe, ironic_base.IronicTestBase):
         def on_wait(node_id):
             instance = self.ironic.get(node_id).instance_id
             if instance not in seen and len(victims) < self.SPEC.k:
-                poll = rng.randint(1, HEALTHY_WAIT_POLLS)
+                poll = rng.randint(1, bench_table.HEALTHY_WAIT_POLLS)
                 victims[instance] = {'server': instance, 'node': node_id,
                                      'poll': poll}
                 at_poll(poll, teardown(instance), node_id)
             else:
-                at_poll(HEALTHY_WAIT_POLLS, self.ironic.finish_deploy,
-                        node_id)
+                at_poll(bench_table.HEALTHY_WAIT_POLLS,
+                        self.ironic.finish_deploy, node_id)
             seen.add(instance)
 
         self.ironic.on_state(states.DEPLOYWAIT, on_wait, once=False)
