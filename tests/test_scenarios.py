@@ -170,6 +170,18 @@ class TableTest(unittest.TestCase):
                     for name in names:
                         self.assertIn(name, allowed, path)
 
+    def test_player_names_the_texts_the_checks_read(self):
+        # the backend and the hooks_fired labels a check compares an
+        # observation with are checks' constants: no player module writes
+        # one as a literal (SETTLED aside: it is also the key 'settled')
+        texts = {checks.REAL, checks.API_UP, checks.REFUSE_TEARDOWN,
+                 checks.FIRST_REFUSED, checks.API_UP_AT_REFUSAL,
+                 checks.API_UP_SETTLED, checks.USER_DELETE_AT_REFUSAL}
+        found = [f'{path.name}:{node.lineno} {node.value!r}' for path in PLAYER
+                 for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Constant) and node.value in texts]
+        self.assertEqual([], found)
+
     def test_player_dispatches_through_the_tables(self):
         # scenario_case and play_kinds import Nova: read them, and evaluate
         # only their tables (with scenario's vocabulary and play_kinds'
