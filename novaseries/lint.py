@@ -1,16 +1,19 @@
 """Commit-message lint following Nova's conventions.
 
-Errors: summary longer than 72 characters or empty, no blank line after
-the summary, body lines longer than 72 columns (a line that is a URL or a
+Errors: summary longer than :data:`MAX` characters or empty, no blank line
+after the summary, body lines longer than :data:`MAX` columns (a line that is a URL or a
 single unbreakable word is allowed), non-ASCII text, no ``Change-Id:
 I<40 hex>`` footer in the last paragraph, no ``Closes-Bug:`` /
 ``Related-Bug:`` footer, a ``Signed-off-by:`` (the submitter adds it).
-Warnings: summary longer than 50 characters, summary ending with a period.
+Warnings: summary longer than :data:`SUMMARY_SOFT` characters, summary
+ending with a period.
 """
 
 import re
 
+#: A summary's length Nova asks for (longer is a warning).
 SUMMARY_SOFT = 50
+#: A summary's and a body line's greatest length (longer is an error).
 MAX = 72
 #: A Gerrit Change-Id: ``I`` and 40 hex digits.
 CHANGE_ID_VALUE = r"I[0-9a-f]{40}"
