@@ -17,7 +17,7 @@ import re
 import shutil
 import time
 
-from novaseries import cores, flake8_run, pep8job, selecting, stestr_run, venvs
+from novaseries import cores, flake8_run, modes, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
 from novaseries.ironic import driver_runs, pike, venv as ironic_venv
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
@@ -92,7 +92,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     mode = target.mode
     if mode is not None:
         label = f"{label} [{mode.name}]"
-    suites = mode.suites if mode is not None else ("unit", "functional")
+    suites = mode.suites if mode is not None else modes.TEST_SUITES
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
     outdir = ctx.results(target.name) / safe
     outcomes = []
