@@ -171,7 +171,7 @@ class Real:
         return real_scenarios(names)
 
     def facts(self):
-        return {'ironic': REAL, 'runid': self.runid}
+        return {'ironic': REAL, report.RUNID_KEY: self.runid}
 
     def running(self, mode, scenarios, trees):
         return (f"{mode} mode: running {scenarios} scenarios against real "

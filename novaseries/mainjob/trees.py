@@ -18,7 +18,7 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table
-from novaseries.scenarios.scenario import TREES
+from novaseries.scenarios.scenario import BENCH_KEY, SCENARIOS_KEY, TREES
 from novaseries.util import LOG_TAIL_LINES, HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
@@ -134,7 +134,7 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
                                f"{outdir / (stem + '.stdout.log')}",
                                '\n'.join(lines[-LOG_TAIL_LINES:] + ['--- stderr:'] + tail))
         data[label] = json.loads(out.read_text())
-        for obs in data[label].get('scenarios', []):
+        for obs in data[label].get(SCENARIOS_KEY, []):
             obs['mode'] = target.mode_name
     return data
 
@@ -187,7 +187,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                         dict(player_env(target, venv, trees[label]),
                              OS_TEST_TIMEOUT='0'))
                 try:
-                    rec = json.loads(out.read_text())['bench'][0]
+                    rec = json.loads(out.read_text())[BENCH_KEY][0]
                 except (OSError, ValueError, IndexError, KeyError):
                     rec = {**bench_table.record_head(spec, i),
                            'error': f"benchmark process exited {rc} without "
