@@ -65,7 +65,7 @@ def target_task(ctx, target, timings):
     _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
-    original, target = target, target.ci_modes()
+    original, target = target, target.ci_target()
     t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
