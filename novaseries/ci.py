@@ -70,7 +70,7 @@ def target_task(ctx, target, timings):
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
     t0 = time.monotonic()
-    for moded in venvs.modes(target):
+    for moded in venvs.mode_targets(target):
         if not venvs.mode_interpreter_missing(moded):  # else test_modes says so
             venvs.ensure_venv(ctx, moded)
     timings.append((f"{target.name} venv install ({', '.join(target.modes) or 'no mode'})",

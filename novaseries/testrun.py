@@ -39,7 +39,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
     Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
     runs, outcomes = [], {}
-    for number, moded in enumerate(venvs.modes(target)):
+    for number, moded in enumerate(venvs.mode_targets(target)):
         missing = venvs.mode_interpreter_missing(moded)
         if missing:
             outcomes[number] = [cannot_run(f"{label} [{moded.mode_name}]", missing,
