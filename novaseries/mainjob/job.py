@@ -1,7 +1,7 @@
 """The main job: :func:`run` (and :func:`run_real`, its ``--ironic real``
 form that also gives the run's JSON), one loop over Nova's concurrency
 modes with the backend (fake or real Ironic, ``backends.py``) as a
-parameter; :func:`check_tree`, one tree of the user's judged as a fixed
+parameter; :func:`play_tree`, one tree of the user's judged as a fixed
 tree.
 """
 
@@ -183,8 +183,8 @@ def marker_patch(ctx, target_name):
     return "the one that adds it"
 
 
-def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
-               json_out=None, modes=None):
+def play_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
+              json_out=None, modes=None):
     """Run the scenarios in one Nova tree of the user's and judge it as a
     fixed tree (e.g. a distribution's patched Nova), in each of ``modes``
     (default ``modes.default_modes``).
@@ -209,10 +209,10 @@ def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
                            "series' commits up to "
                            f"{marker_patch(ctx, target_name)}")
     with owned(ctx):
-        return _check_tree(ctx, tree, target_name, scenarios, json_out, modes)
+        return _play_tree(ctx, tree, target_name, scenarios, json_out, modes)
 
 
-def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
+def _play_tree(ctx, tree, target_name, scenarios, json_out, modes):
     known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
