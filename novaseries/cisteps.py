@@ -44,7 +44,7 @@ from novaseries.scenarios.scenario import (
     BENCH_KEY, FIXED, REPRODUCER, SCENARIOS_KEY, TREES)
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_runs, pike, venv as ironic_venv
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -66,7 +66,7 @@ def real_ironic_step(ctx):
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
         env = venvs.test_env(targets_mod.mode_target(target, mode), venv, tree)
-        log_path = ctx.results(ironic_venv.RESULTS) / f"driver-tests.{mode}.log"
+        log_path = ctx.results(ironic_layout.RESULTS) / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
             rc = driver_runs.run(tree, env, venv, build=ctx.build, expect="fixed", log=log,

@@ -19,7 +19,7 @@ import time
 
 from novaseries import cores, flake8_run, modes, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
-from novaseries.ironic import driver_runs, pike, venv as ironic_venv
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
@@ -182,7 +182,7 @@ def pike_driver_outcomes(ctx):
         return [missing]
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results(ironic_venv.PIKE_RESULTS)
+    log_dir = ctx.results(ironic_layout.PIKE_RESULTS)
     outcomes = []
     with tree_mod.scratch_worktree(tree, tree_mod.BASE_TAG,
                                    ctx.tree("pike-unpatched")) as unpatched:
