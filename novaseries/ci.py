@@ -31,7 +31,7 @@ def self_tests(ctx):
     crash or a run of no test is a failure).  A child process, so that ``ci``
     runs it as a task beside the targets: its mocks and its stdout are its
     own."""
-    log_path = ctx.results("harness-tests.log")
+    log_path = ctx.results_root / "harness-tests.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         rc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
