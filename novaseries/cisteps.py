@@ -256,9 +256,11 @@ def standing_steps(ctx):
     pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
     steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
-    Ironics too (the scenarios' polls are 1 s apart); it shares the main
-    job's trees and writes a folder of its own, so it runs beside ``main
-    job`` (only that one holds :func:`novaseries.mainjob.job.owned`)."""
+    Ironics too (the scenarios' polls are
+    :data:`~novaseries.ironic.real_backend.API_RETRY_INTERVAL` seconds
+    apart); it shares the main job's trees and writes a folder of its own,
+    so it runs beside ``main job`` (only that one holds
+    :func:`novaseries.mainjob.job.owned`)."""
     stack = targets_mod.default_stack_name(ctx)
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
