@@ -22,6 +22,10 @@ from novaseries.outcomes import (Outcome, cannot_run, missing_interpreter, repor
                                  unittest_outcome)
 from novaseries.util import LOG, HarnessError, say
 
+#: The name of the harness's own tests (``tests/``) in ``ci``'s output: its
+#: task, its times, its Outcome.
+HARNESS_TESTS = "harness tests"
+
 
 def self_tests(ctx):
     """Run ``tests/`` with unittest in a child process (``python -m unittest
@@ -31,16 +35,16 @@ def self_tests(ctx):
     crash or a run of no test is a failure).  A child process, so that ``ci``
     runs it as a task beside the targets: its mocks and its stdout are its
     own."""
-    log_path = ctx.results("harness-tests.log")
+    log_path = ctx.results_root / "harness-tests.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         rc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests",
                              "-t", "."], cwd=ctx.root, stdin=subprocess.DEVNULL,
                             stdout=log, stderr=subprocess.STDOUT).returncode
-    ran, outcome = unittest_outcome("harness tests (tests/)", log_path, rc)
+    ran, outcome = unittest_outcome(f"{HARNESS_TESTS} (tests/)", log_path, rc)
     if not ran:
         outcome.note = f"ran no tests; {outcome.note}"
-    say(f"harness tests: {ran} run, {outcome.failed} failed, {outcome.skipped} skipped "
+    say(f"{HARNESS_TESTS}: {ran} run, {outcome.failed} failed, {outcome.skipped} skipped "
         f"(log: {log_path})")
     return outcome
 
@@ -48,13 +52,13 @@ def self_tests(ctx):
 def _self_test_task(ctx):
     """The :class:`Task` function of the harness's own tests."""
     def run():
-        say("=== harness tests")
+        say(f"=== {HARNESS_TESTS}")
         t0 = time.monotonic()
         try:
             outcome = self_tests(ctx)
         except Exception as exc:  # report, count, go on
-            outcome = _failure("harness tests", exc)
-        return [outcome], [("harness tests", time.monotonic() - t0)]
+            outcome = _failure(HARNESS_TESTS, exc)
+        return [outcome], [(HARNESS_TESTS, time.monotonic() - t0)]
     return run
 
 
@@ -65,12 +69,12 @@ def target_task(ctx, target, timings):
     _, problem = target.series_status()
     if problem:
         raise HarnessError(problem)
-    original, target = target, target.ci_modes()
+    original, target = target, target.ci_target()
     t0 = time.monotonic()
     tree = tree_mod.prepare(ctx, target)
     timings.append((f"{target.name} prepare (download, extract, git am)", time.monotonic() - t0))
     t0 = time.monotonic()
-    for moded in venvs.modes(target):
+    for moded in venvs.mode_targets(target):
         if not venvs.mode_interpreter_missing(moded):  # else test_modes says so
             venvs.ensure_venv(ctx, moded)
     timings.append((f"{target.name} venv install ({', '.join(target.modes) or 'no mode'})",
@@ -272,7 +276,7 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
     # (name, outcomes known now or None, Task or None), in summary order
     plan = []
     if self_test:  # a task beside the targets (a child process)
-        plan.append(("harness tests", None, Task("harness tests", _self_test_task(ctx))))
+        plan.append((HARNESS_TESTS, None, Task(HARNESS_TESTS, _self_test_task(ctx))))
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")

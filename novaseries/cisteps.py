@@ -38,12 +38,13 @@ import typing
 
 from novaseries import testrun, venvs
 from novaseries.mainjob import backends, job as mainjob_job, judge
-from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY
+from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY, RUNID_KEY
 from novaseries.scenarios import scenario_table
-from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
+from novaseries.scenarios.scenario import (
+    BENCH_KEY, FIXED, REPRODUCER, SCENARIOS_KEY, TREES)
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_runs, pike, venv as ironic_venv
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -65,7 +66,7 @@ def real_ironic_step(ctx):
     outcomes = []
     for mode in [m for m in target.modes if m in ci_modes]:
         env = venvs.test_env(targets_mod.mode_target(target, mode), venv, tree)
-        log_path = ctx.results(ironic_venv.RESULTS) / f"driver-tests.{mode}.log"
+        log_path = ctx.results(ironic_layout.RESULTS) / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
             rc = driver_runs.run(tree, env, venv, build=ctx.build, expect="fixed", log=log,
@@ -86,10 +87,10 @@ BENCH_SMOKE = "6:2:2:max_concurrent_builds=3"
 def _scenario_counts(per_mode):
     """``(the fixed tree's observations, how many it got wrong, how many
     showed the bug on the reproducer tree)`` of one mode of run.json."""
-    fixed = per_mode[FIXED]["scenarios"]
+    fixed = per_mode[FIXED][SCENARIOS_KEY]
     # not "ok": wrong, or no verdict at all (the scenario did not happen)
     wrong = sum(1 for obs in fixed if judge.verdict_kind(obs.get("verdict")) != judge.OK)
-    shown = sum(1 for obs in per_mode[REPRODUCER]["scenarios"]
+    shown = sum(1 for obs in per_mode[REPRODUCER][SCENARIOS_KEY]
                 if judge.verdict_kind(obs.get("verdict")) == judge.BUG_REPRODUCED)
     return fixed, wrong, shown
 
@@ -110,7 +111,7 @@ def _scenario_problems(per_mode, asked):
     in ``why``.)"""
     failures, why = 0, []
     for label in (FIXED, REPRODUCER):
-        observed = per_mode[label]["scenarios"]
+        observed = per_mode[label][SCENARIOS_KEY]
         names = {obs.get("scenario") for obs in observed}
         missing = [name for name in asked if name not in names]
         if not observed:
@@ -120,7 +121,7 @@ def _scenario_problems(per_mode, asked):
             failures += len(missing)
             why.append(f"{len(observed)} of {len(asked)} scenarios ran on the {label} "
                        f"tree (missing: {', '.join(missing)})")
-    reproducer = per_mode[REPRODUCER]["scenarios"]
+    reproducer = per_mode[REPRODUCER][SCENARIOS_KEY]
     unexpected = [obs for obs in reproducer
                   if judge.verdict_kind(obs.get("verdict")) == judge.UNEXPECTED]
     if unexpected:
@@ -185,7 +186,7 @@ def main_job_step(ctx):
         per_mode = data[BY_MODE_KEY][mode]
         problems = per_mode[BENCH_PROBLEMS_KEY] + [
             f"no benchmark run on the {label} tree"
-            for label in TREES if not per_mode[label].get("bench")]
+            for label in TREES if not per_mode[label].get(BENCH_KEY)]
         outcomes += [
             _scenario_outcome(f"main job [{mode}]: scenarios right on the fixed tree",
                               per_mode, asked),
@@ -214,7 +215,7 @@ def main_job_real_step(ctx):
         outcomes.append(_scenario_outcome(
             f"main job vs real Ironic [{mode}]: scenarios right on the fixed "
             "tree", data[BY_MODE_KEY][mode], asked,
-            f"requests: {backends.real_outdir(ctx, data['runid'])}"))
+            f"requests: {backends.real_outdir(ctx, data[RUNID_KEY])}"))
     return outcomes
 
 
@@ -255,9 +256,11 @@ def standing_steps(ctx):
     pike's (:data:`~novaseries.targets.PIKE_TARGET`).  The real Ironics'
     steps mostly wait for the services' state changes: they run beside the
     targets' tests.  ``main job vs real Ironic`` mostly waits for the real
-    Ironics too (the scenarios' polls are 1 s apart); it shares the main
-    job's trees and writes a folder of its own, so it runs beside ``main
-    job`` (only that one holds :func:`novaseries.mainjob.job.owned`)."""
+    Ironics too (the scenarios' polls are
+    :data:`~novaseries.ironic.real_backend.API_RETRY_INTERVAL` seconds
+    apart); it shares the main job's trees and writes a folder of its own,
+    so it runs beside ``main job`` (only that one holds
+    :func:`novaseries.mainjob.job.owned`)."""
     stack = targets_mod.default_stack_name(ctx)
     return (
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),

@@ -75,24 +75,30 @@ class Mode:
     default: bool = False
 
 
+#: Settings of ``[modes.<name>]`` that a target's own mode table cannot set.
+_MODE_ONLY = ("description", "default")
+#: The settings of a target's mode (``[modes.<name>]`` and the target's own
+#: mode table): every field of :class:`Mode` but its name and
+#: :data:`_MODE_ONLY`.
+SETTINGS = tuple(field.name for field in dataclasses.fields(Mode)
+                 if field.name not in ("name", *_MODE_ONLY))
+
+
 def target_modes(path, name, known, wanted):
     """``{mode: Mode}`` of target ``name``: ``wanted`` maps each mode the
-    target runs in to its settings (``interpreter``, ``suites``,
-    ``unit_exclude``, ``functional_exclude``); ``known`` is the file's
-    ``[modes]`` table (each mode's ``env``)."""
+    target runs in to its :data:`SETTINGS` (a setting not given: the
+    field's default); ``known`` is the file's ``[modes]`` table (each
+    mode's ``env``, ``description`` and ``default``, and settings every
+    target running in it gets)."""
     modes = {}
     for mode, settings in wanted.items():
         if mode not in known:
             raise HarnessError(f"targets file {path}: target {name}: unknown mode {mode!r} "
                                f"(known: {', '.join(known) or 'none'})")
-        # description and default are the mode's own, not a target's setting
         shared = {k: v for k, v in known[mode].items() if k not in _MODE_ONLY}
         settings = {**shared, **settings}
-        extra = set(settings) - {"env", "interpreter", "suites", "unit_exclude",
-                                 "functional_exclude", "ci", "unit", "functional",
-                                 "ci_suites",
-                                 "functional_workers_per_core"}
-        suites = tuple(settings.get("suites", TEST_SUITES))
+        extra = set(settings) - set(SETTINGS)
+        suites = tuple(settings.get("suites", Mode.suites))
         ci_suites = settings.get("ci_suites")
         if ci_suites is not None and not (isinstance(ci_suites, list) and ci_suites and
                                           set(ci_suites) <= set(suites)):
@@ -107,7 +113,7 @@ def target_modes(path, name, known, wanted):
         functional = settings.get("functional")
         if functional is not None:
             functional = checked_functional(path, f"{name} mode {mode}", functional)
-        per_core = settings.get("functional_workers_per_core", 1)
+        per_core = settings.get("functional_workers_per_core", Mode.functional_workers_per_core)
         if isinstance(per_core, bool) or not isinstance(per_core, int) or not 1 <= per_core <= 4:
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"functional_workers_per_core must be an integer from 1 to 4, "
@@ -116,22 +122,17 @@ def target_modes(path, name, known, wanted):
             raise HarnessError(f"targets file {path}: target {name}: mode {mode}: "
                                f"unknown settings {sorted(extra)} or suites {list(suites)} "
                                f"(suites: {', '.join(TEST_SUITES)})")
-        modes[mode] = Mode(mode, env={k: str(v) for k, v in settings.get("env", {}).items()},
-                           interpreter=settings.get("interpreter"), suites=suites,
-                           unit_exclude=settings.get("unit_exclude", ""),
-                           functional_exclude=settings.get("functional_exclude", ""),
-                           ci=bool(settings.get("ci", True)),
-                           unit=tuple(unit) if unit is not None else None,
-                           functional=tuple(functional) if functional is not None else None,
-                           ci_suites=tuple(ci_suites) if ci_suites is not None else None,
-                           functional_workers_per_core=per_core,
+        given = dict(settings, suites=suites, functional_workers_per_core=per_core)
+        given["env"] = {k: str(v) for k, v in settings.get("env", {}).items()}
+        if "ci" in settings:
+            given["ci"] = bool(settings["ci"])
+        for key, value in (("unit", unit), ("functional", functional), ("ci_suites", ci_suites)):
+            if value is not None:  # the file's lists, as tuples
+                given[key] = tuple(value)
+        modes[mode] = Mode(mode, **given,
                            description=str(known[mode].get("description", "")),
                            default=known[mode].get("default") is True)
     return modes
-
-
-#: Settings of ``[modes.<name>]`` that a target's own mode table cannot set.
-_MODE_ONLY = ("description", "default")
 
 
 def load_modes(ctx, path=None):

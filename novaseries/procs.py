@@ -4,7 +4,7 @@ What :class:`novaseries.ironic.service.RealIronic` and
 :class:`novaseries.ironic.pike.PikeIronic` start (Ironic, its image server,
 RabbitMQ) runs through here: each server in a process group of its own,
 started from a run directory (its cwd), with ``PR_SET_PDEATHSIG`` so that
-it dies with the thread that started it; ``pids.json`` in the run
+it dies with the thread that started it; :data:`PIDS_FILE` in the run
 directory names the owner and the groups, so that :func:`sweep` can kill
 what a killed test run left behind -- only processes whose cwd or command
 line is that run directory, so a recycled PID is never hit.
@@ -14,7 +14,7 @@ the tests that start a real Ironic run there) to list a process group's
 members, read their cwd and command line and find who listens on a port;
 the harness itself is standard library only, and falls back to reading
 ``/proc``.  Owner start times are always read from ``/proc/<pid>/stat``
-(clock ticks since boot), whichever side wrote ``pids.json``, so that the
+(clock ticks since boot), whichever side wrote :data:`PIDS_FILE`, so that the
 two sides agree.
 """
 
@@ -42,6 +42,13 @@ except ImportError:
 #: Seconds SIGTERM gets before SIGKILL: several times a clean stop of an
 #: Ironic service, so that only a server that does not stop is killed.
 STOP_TIMEOUT = 20.0
+#: Seconds SIGTERM gives a dead run's leftover before SIGKILL (:func:`sweep`):
+#: its run directory is deleted next, so its clean stop matters less than
+#: not holding up the run that sweeps.
+SWEEP_TIMEOUT = 10.0
+#: The file of a run directory naming its owner and process groups
+#: (:func:`write_pids`, read by :func:`sweep`).
+PIDS_FILE = "pids.json"
 #: How the name of each run directory begins (``<prefix><pid>-...``, under
 #: the workdir that :func:`sweep` looks through).
 RUN_PREFIX = "run-"
@@ -166,7 +173,7 @@ def start_time(pid):
     """Start time of ``pid`` in clock ticks since boot (None if gone).
 
     Always from ``/proc`` (not psutil's float), so that every writer and
-    reader of ``pids.json`` compares the same numbers."""
+    reader of :data:`PIDS_FILE` compares the same numbers."""
     try:
         return int(_stat_fields(pid)[19])
     except (OSError, ValueError, IndexError):
@@ -289,20 +296,21 @@ def terminate_group(pid, proc=None, timeout=STOP_TIMEOUT, whole_group=False):
 
 
 def write_pids(run_dir, procs):
-    """Write ``run_dir/pids.json``: this process as owner (with its start
-    time) and ``{name: pid}`` of ``procs`` (``{name: Popen}``)."""
+    """Write :data:`PIDS_FILE` in ``run_dir``: this process as owner (with
+    its start time) and ``{name: pid}`` of ``procs`` (``{name: Popen}``)."""
     data = {"owner": os.getpid(), "owner_start": start_time(os.getpid()),
             "run_dir": str(run_dir),
             "pids": {name: p.pid for name, p in procs.items()}}
-    tmp = pathlib.Path(run_dir) / "pids.json.tmp"
+    path = pathlib.Path(run_dir) / PIDS_FILE
+    tmp = path.with_name(f"{PIDS_FILE}.tmp")
     tmp.write_text(json.dumps(data))
-    tmp.replace(pathlib.Path(run_dir) / "pids.json")
+    tmp.replace(path)
 
 
 def sweep(workdir, active=(), log=print):
     """Kill what runs of dead test processes left behind; remove their dirs.
 
-    For every ``<RUN_PREFIX>*/pids.json`` under ``workdir`` whose owner process is
+    For every ``<RUN_PREFIX>*/<PIDS_FILE>`` under ``workdir`` whose owner process is
     gone (or is this process, for a run it has stopped or failed to
     start), except the run directories in ``active``: SIGTERM, then
     SIGKILL, each recorded process group that still has a process started
@@ -314,7 +322,7 @@ def sweep(workdir, active=(), log=print):
     killed = 0
     if not workdir.exists():
         return 0
-    for pidfile in sorted(workdir.glob(f"{RUN_PREFIX}*/pids.json")):
+    for pidfile in sorted(workdir.glob(f"{RUN_PREFIX}*/{PIDS_FILE}")):
         try:
             data = json.loads(pidfile.read_text())
         except (OSError, ValueError):
@@ -331,7 +339,7 @@ def sweep(workdir, active=(), log=print):
             if not members:
                 continue
             log(f"killing leftover {name} (process group {pgid}) of {run_dir}")
-            terminate_group(pgid, timeout=10, whole_group=True)
+            terminate_group(pgid, timeout=SWEEP_TIMEOUT, whole_group=True)
             killed += 1
         shutil.rmtree(run_dir, ignore_errors=True)
     return killed

@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from novaseries.outcomes import Outcome
-from novaseries.util import LOG, NOVA_SIDE, HarnessError, say
+from novaseries.util import LOG, LOG_TAIL_LINES, NOVA_SIDE, HarnessError, say
 from novaseries.venvs import test_env
 
 
@@ -242,7 +242,8 @@ def list_tests(venv, tree, env, filters, repo, test_path=None, exclude=None):
                   *(("--exclude-list", exclude) if exclude else ()))
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, stdin=subprocess.DEVNULL)
     if proc.returncode:
-        tail = (proc.stdout + proc.stderr).decode(errors="replace").strip().splitlines()[-15:]
+        output = (proc.stdout + proc.stderr).decode(errors="replace")
+        tail = output.strip().splitlines()[-LOG_TAIL_LINES:]
         LOG.error("\n".join("    " + line for line in tail))
         return None, f"stestr list exited {proc.returncode}: {tail[-1] if tail else ''}"
     # every line is a test id (one a line, spaces included: a scenario's
@@ -316,7 +317,7 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     if rc and not any(s in ("failed", "lost") for s in results.values()):
         note = (f"stestr exited {rc} with no failed test (tests may be missing); "
                 f"see {errlog}")
-        tail = errlog.read_text(errors="replace").strip().splitlines()[-15:]
+        tail = errlog.read_text(errors="replace").strip().splitlines()[-LOG_TAIL_LINES:]
         LOG.error("\n".join("    " + line for line in tail))
     failed = sorted(t for t, s in results.items() if s in ("failed", "lost"))
     if failed:

@@ -98,7 +98,7 @@ class Target:
         """The mode's name, or "" for a target not put in a mode."""
         return self.mode.name if self.mode else ""
 
-    def ci_modes(self):
+    def ci_target(self):
         """This target with only the modes ``ci`` runs (``ci = false``
         leaves one out), each with the suites ``ci`` runs in it
         (``ci_suites``).

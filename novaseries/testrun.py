@@ -17,9 +17,9 @@ import re
 import shutil
 import time
 
-from novaseries import cores, flake8_run, pep8job, selecting, stestr_run, venvs
+from novaseries import cores, flake8_run, modes, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
-from novaseries.ironic import driver_runs, pike, venv as ironic_venv
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
@@ -39,7 +39,7 @@ def test_modes(ctx, target, tree, rev="HEAD", label=None, skip_unit="",
     Returns the Outcomes, in mode order."""
     label = label or f"{target.name}@{rev}"
     runs, outcomes = [], {}
-    for number, moded in enumerate(venvs.modes(target)):
+    for number, moded in enumerate(venvs.mode_targets(target)):
         missing = venvs.mode_interpreter_missing(moded)
         if missing:
             outcomes[number] = [cannot_run(f"{label} [{moded.mode_name}]", missing,
@@ -92,7 +92,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
     mode = target.mode
     if mode is not None:
         label = f"{label} [{mode.name}]"
-    suites = mode.suites if mode is not None else ("unit", "functional")
+    suites = mode.suites if mode is not None else modes.TEST_SUITES
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
     outdir = ctx.results(target.name) / safe
     outcomes = []
@@ -182,7 +182,7 @@ def pike_driver_outcomes(ctx):
         return [missing]
     tree = tree_mod.prepare(ctx, target)
     venv, _ = venvs.ensure_venv(ctx, target)
-    log_dir = ctx.results(ironic_venv.PIKE_RESULTS)
+    log_dir = ctx.results(ironic_layout.PIKE_RESULTS)
     outcomes = []
     with tree_mod.scratch_worktree(tree, tree_mod.BASE_TAG,
                                    ctx.tree("pike-unpatched")) as unpatched:

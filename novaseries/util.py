@@ -79,6 +79,12 @@ class Context:
         after the target."""
         return results_dir(self.build, name)
 
+    @property
+    def results_root(self):
+        """The folder of the results folders: ``build/results``
+        (:func:`results_root`)."""
+        return results_root(self.build)
+
 
 #: The targets file, under the project root.
 TARGETS_FILE = pathlib.Path("targets") / "targets.toml"
@@ -289,10 +295,15 @@ def build_dir(root, build=None):
                         or pathlib.Path(root) / "build")
 
 
+def results_root(build):
+    """The folder of the results folders: ``<build>/results``."""
+    return pathlib.Path(build) / "results"
+
+
 def results_dir(build, name):
     """The results folder ``name`` (logs, subunit streams):
     ``<build>/results/<name>``."""
-    return pathlib.Path(build) / "results" / name
+    return results_root(build) / name
 
 
 def venv_dir(build, name):

@@ -96,7 +96,7 @@ def compile_tree(venv, tree):
                     f"{proc.stdout.decode(errors='replace')[-500:]}")
 
 
-def modes(target):
+def mode_targets(target):
     """The target in each of its concurrency modes, in order (``[target]``
     itself when it lists none)."""
     return [target.in_mode(name) for name in target.modes] or [target]

@@ -69,7 +69,7 @@ def configured(ctx):
     for target in targets.load(ctx).values():
         if not target.enabled:
             continue
-        last = target.ci_modes()
+        last = target.ci_target()
         before = target.ci_commit_target() if target.check_commits else None
         end = "last commit" if target.check_commits else "HEAD"
         # the functional modules a run adds: check-commits, those of the

@@ -20,7 +20,7 @@ from tests import helpers
 
 WING = helpers.REPO / "novaseries" / "ironic"
 #: The wing's modules, lowest first: each imports only modules before it.
-ORDER = ("run_env", "venv", "service", "venv_setup", "rest", "request_log", "real_deploy",
+ORDER = ("run_env", "layout", "service", "venv_setup", "rest", "request_log", "real_deploy",
          "real_operator", "real_backend", "api_proxy", "pike", "driver_runs", "hang_probe_run")
 #: What the wing may import of the rest of the harness.
 HARNESS = {"novaseries.procs", "novaseries.util", "novaseries.scenarios.scenario"}

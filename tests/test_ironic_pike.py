@@ -17,7 +17,7 @@ import urllib.request
 from unittest import mock
 
 from novaseries import cisteps, targets, testrun, util
-from novaseries.ironic import driver_runs, pike, run_env, venv
+from novaseries.ironic import driver_runs, layout, pike, run_env
 from novaseries.ironic.service import RealIronicError
 from novaseries.outcomes import Outcome
 from novaseries.util import HarnessError
@@ -81,20 +81,20 @@ class PinnedVersionTest(unittest.TestCase):
     def test_the_ironic_line(self):
         path = self.pins("# ironic==1.0 in a comment\nironic-lib==2.0\n"
                          "python-ironicclient==3.0\nIronic == 9.1.7  # the release\n")
-        self.assertEqual("9.1.7", venv.pinned_version(path, "ironic"))
-        self.assertEqual(venv.pinned_version(
+        self.assertEqual("9.1.7", layout.pinned_version(path, "ironic"))
+        self.assertEqual(layout.pinned_version(
             util.pins_file(util.project_root(), pike.VENV_NAME), "ironic"),
-                         venv.pinned_ironic(pike.VENV_NAME))
-        self.assertEqual(pike.IRONIC_VERSION, venv.pinned_ironic(pike.VENV_NAME))
+                         layout.pinned_ironic(pike.VENV_NAME))
+        self.assertEqual(pike.IRONIC_VERSION, layout.pinned_ironic(pike.VENV_NAME))
 
     def test_a_missing_line_or_file_is_named(self):
         path = self.pins("ironic-lib==2.0\n")
         with self.assertRaisesRegex(HarnessError, "ironic.txt must have one ironic==VERSION "
                                                   "line, not 0"):
-            venv.pinned_version(path, "ironic")
+            layout.pinned_version(path, "ironic")
         with self.assertRaisesRegex(HarnessError, "gone.txt is missing: it pins the ironic "
                                                   "release"):
-            venv.pinned_version(path.parent / "gone.txt", "ironic")
+            layout.pinned_version(path.parent / "gone.txt", "ironic")
 
 
 class InterpreterTest(unittest.TestCase):

@@ -185,14 +185,14 @@ class ModesTest(unittest.TestCase):
         self.assertIs(new, new.only_modes(None))
         self.assertEqual(["threading"], list(new.only_modes(["threading"]).modes))
 
-    def test_ci_modes(self):
+    def test_ci_target(self):
         new = self.load()["old"]
-        self.assertIs(new, new.ci_modes())
+        self.assertIs(new, new.ci_target())
         toml = TOML.replace('suites = ["unit"]', 'suites = ["unit"]\nci = false')
         left_out = self.load(toml)["old"]
         self.assertEqual(list(new.modes), list(left_out.modes))
-        self.assertNotIn("threading", left_out.ci_modes().modes)
-        self.assertEqual(len(new.modes) - 1, len(left_out.ci_modes().modes))
+        self.assertNotIn("threading", left_out.ci_target().modes)
+        self.assertEqual(len(new.modes) - 1, len(left_out.ci_target().modes))
 
     def test_ci_suites(self):
         # ci may run fewer suites in a mode than the commands do
@@ -200,8 +200,8 @@ class ModesTest(unittest.TestCase):
                             '[targets.new.modes.eventlet]\nci_suites = ["unit"]\n')
         new = self.load(toml)["new"]
         self.assertEqual(("unit", "functional"), new.modes["eventlet"].suites)
-        self.assertEqual(("unit",), new.ci_modes().modes["eventlet"].suites)
-        self.assertEqual(new.modes["threading"], new.ci_modes().modes["threading"])
+        self.assertEqual(("unit",), new.ci_target().modes["eventlet"].suites)
+        self.assertEqual(new.modes["threading"], new.ci_target().modes["threading"])
         for bad in ('ci_suites = []', 'ci_suites = "unit"', 'ci_suites = ["other"]'):
             with self.assertRaisesRegex(util.HarnessError, "ci_suites must be"):
                 self.load(TOML.replace('[targets.new.modes.eventlet]\n',
@@ -215,11 +215,11 @@ class ModesTest(unittest.TestCase):
         before_last = new.ci_commit_target()
         self.assertEqual(["eventlet"], list(before_last.modes))
         self.assertEqual(("unit", "functional"), before_last.modes["eventlet"].suites)
-        self.assertEqual(("unit",), new.ci_modes().modes["eventlet"].suites)
+        self.assertEqual(("unit",), new.ci_target().modes["eventlet"].suites)
         # no commit_modes: every mode ci runs; a mode ci leaves out is left
         # out before the last commit too
         old = self.load(TOML.replace('suites = ["unit"]', 'suites = ["unit"]\nci = false'))["old"]
-        self.assertEqual(list(old.ci_modes().modes), list(old.ci_commit_target().modes))
+        self.assertEqual(list(old.ci_target().modes), list(old.ci_commit_target().modes))
         self.assertNotIn("threading", old.ci_commit_target().modes)
         # commit_modes naming only a mode ci leaves out: the modes ci runs,
         # each with its full suites (not ci_suites)
@@ -334,7 +334,7 @@ class ModesTest(unittest.TestCase):
 
     def test_real_targets_file(self):
         known = targets.load(util.Context.create(helpers.REPO))
-        self.assertEqual(["eventlet"], list(known["2026.1"].ci_modes().modes))
+        self.assertEqual(["eventlet"], list(known["2026.1"].ci_target().modes))
         # threading's functional tests wait most of the time
         self.assertEqual(2, known["master"].modes["threading"].functional_workers_per_core)
         master = known["master"]
@@ -360,19 +360,19 @@ class ModesTest(unittest.TestCase):
             # (master-nodeleak's own variant is in no other target: its last
             # commit in threading mode too)
             self.assertEqual(["eventlet"] + ["threading"] * (name == "master-nodeleak"),
-                             list(known[name].ci_modes().modes))
+                             list(known[name].ci_target().modes))
             self.assertEqual(("unit", "functional"),
-                             known[name].ci_modes().modes["eventlet"].suites)
+                             known[name].ci_target().modes["eventlet"].suites)
             self.assertEqual(["eventlet"], list(known[name].ci_commit_target().modes))
-        self.assertIn("functional", combined.ci_modes().modes["eventlet"].suites)
-        self.assertEqual(["eventlet", "threading"], list(combined.ci_modes().modes))
+        self.assertIn("functional", combined.ci_target().modes["eventlet"].suites)
+        self.assertEqual(["eventlet", "threading"], list(combined.ci_target().modes))
         # the coverage selections in threading mode only
         self.assertEqual([], combined.in_mode("eventlet").functional)
         self.assertTrue(combined.in_mode("threading").functional)
         self.assertEqual(["eventlet"], list(known["2026.1-rebuild"].modes))
         # 33.x's experimental threading mode: unit tests only, in ci on the
         # tree a packager ships (2026.1-all), not on the backport alone
-        stable = known["2026.1-all"].ci_modes()
+        stable = known["2026.1-all"].ci_target()
         self.assertEqual(["eventlet", "threading"], list(stable.modes))
         self.assertEqual(("unit",), stable.modes["threading"].suites)
         self.assertEqual("threading_unit_test_excludes.txt",
@@ -410,7 +410,7 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         # every mode, ci's and the commands' own choice of modes keep it
         new = known["new"]
         for moded in (new.in_mode("eventlet"), new.in_mode("threading"),
-                      new.ci_modes(), new.only_modes(["threading"])):
+                      new.ci_target(), new.only_modes(["threading"])):
             self.assertEqual([self.SERVERS], moded.functional)
         # an empty list overrides the defaults' too; none at all: []
         self.assertEqual([], self.load(self.with_functional(f'["{self.BUG}"]', '[]'))[
@@ -490,7 +490,7 @@ class FunctionalSelectionTableTest(unittest.TestCase):
         # changed code, in the default mode, in ci
         ctx = util.Context.create(helpers.REPO)
         default, = modes_mod.default_modes(ctx)
-        shipped = targets.load(ctx)["master-all"].ci_modes().in_mode(default)
+        shipped = targets.load(ctx)["master-all"].ci_target().in_mode(default)
         self.assertEqual(("unit", "functional"), shipped.mode.suites)
         for module in ("nova.tests.unit.virt.ironic", "nova.tests.unit.compute.test_compute_mgr",
                        "nova.tests.unit.compute.test_resource_tracker",
@@ -550,7 +550,7 @@ class PackagerSequenceTest(unittest.TestCase):
                 self.assertTrue(target.own_series(), target.name)
                 if release != "pike":
                     self.assertEqual(f"{release}-all", target.name)
-                    self.assertIn("functional", target.ci_modes().modes["eventlet"].suites)
+                    self.assertIn("functional", target.ci_target().modes["eventlet"].suites)
 
 
 class TestModesTest(unittest.TestCase):

@@ -1433,8 +1433,8 @@ class CheckTreeTest(helpers.ProjectTestCase):
                 mock.patch.object(job.trees_mod, 'run_trees', return_value={
                     'fixed': {'scenarios': [obs]}}), \
                 mock.patch.object(job, 'put') as put:
-            rc = job.check_tree(self.ctx, tree, 'fake', json_out=out,
-                                modes=('threading',))
+            rc = job.play_tree(self.ctx, tree, 'fake', json_out=out,
+                               modes=('threading',))
         self.assertEqual(1, rc)
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
         self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
@@ -1448,7 +1448,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
         tree = self._tree()
         (tree / "nova" / "tests" / "fixtures" / "ironic.py").write_text("")
         with self.assertRaisesRegex(HarnessError, r"on_poll.* up to 0002-poll\.patch$"):
-            job.check_tree(self.ctx, tree, 'fake')
+            job.play_tree(self.ctx, tree, 'fake')
 
     def _lock_events(self):
         events = []
@@ -1482,9 +1482,9 @@ class CheckTreeTest(helpers.ProjectTestCase):
                 job.play(self.ctx, 'fake', ('undeploy-deleting',), ironic='real')
         self.assertEqual(['trees'], events)
         events.clear()
-        with locked, mock.patch.object(job, '_check_tree', side_effect=(
+        with locked, mock.patch.object(job, '_play_tree', side_effect=(
                 lambda *a: events.append('played') or 0)):
-            self.assertEqual(0, job.check_tree(self.ctx, self._tree(), 'fake'))
+            self.assertEqual(0, job.play_tree(self.ctx, self._tree(), 'fake'))
         self.assertEqual([('lock', self.ctx.build / 'run.lock'), 'played', 'released'], events)
 
 

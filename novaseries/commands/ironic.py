@@ -39,7 +39,8 @@ import os
 import signal
 import sys
 
-from novaseries.ironic import driver_runs, hang_probe_run, pike, service, venv as ironic_venv
+from novaseries.ironic import (driver_runs, hang_probe_run, layout as ironic_layout, pike,
+                               service)
 from novaseries.ironic import venv_setup
 from novaseries import modes as modes_mod, outcomes as outcomes_mod, targets as targets_mod
 from novaseries import testrun, venvs
@@ -146,11 +147,11 @@ def _install(ctx, args):
 def _start(ctx, args):
     if args.pike:
         ironic = pike.PikeIronic(pike.ensure_venv(ctx.build, ctx.root),
-                                 ironic_venv.workdir(ctx.build), port=args.port,
+                                 ironic_layout.workdir(ctx.build), port=args.port,
                                  log=say)
     else:
         ironic = service.RealIronic(venv_setup.ensure_venv(ctx.build, ctx.root),
-                                    ironic_venv.workdir(ctx.build), port=args.port,
+                                    ironic_layout.workdir(ctx.build), port=args.port,
                                     fake_delays=args.fake_delays, log=say)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     with ironic:
@@ -166,7 +167,7 @@ def _start(ctx, args):
 
 
 def _sweep(ctx, args):
-    n = service.sweep(ironic_venv.workdir(ctx.build), log=say)
+    n = service.sweep(ironic_layout.workdir(ctx.build), log=say)
     print(f"{n} leftover process group(s) killed")
     return 0
 

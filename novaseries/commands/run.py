@@ -117,8 +117,8 @@ def run(ctx, args):
         if ignored:
             raise HarnessError(f"--tree judges one tree with the fake Ironic; "
                                f"it does not take {' or '.join(ignored)}")
-        return job.check_tree(ctx, args.tree, args.target, args.scenario,
-                              args.json, chosen_modes(ctx, args.mode))
+        return job.play_tree(ctx, args.tree, args.target, args.scenario,
+                             args.json, chosen_modes(ctx, args.mode))
     if args.bench_runs is not None and not args.bench:
         raise HarnessError("--bench-runs needs --bench")
     if args.bench and not backends.BACKENDS[args.ironic].bench:

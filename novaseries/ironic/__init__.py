@@ -5,7 +5,7 @@
   ``sweep()``, ``RealIronicError``, where its venv is);
 * :mod:`~novaseries.ironic.pike`: the pike-era Ironic (Python 2.7,
   RabbitMQ) and its fake Neutron, for stable/pike;
-* :mod:`~novaseries.ironic.venv`: where their files live and which
+* :mod:`~novaseries.ironic.layout`: where their files live and which
   release their pins give (the lowest module here but
   :mod:`~novaseries.ironic.run_env`, the names of the environment
   variables the driver tests are run with, which imports nothing);

@@ -28,7 +28,7 @@ import time
 
 from novaseries import util
 from novaseries.ironic import pike, run_env, service, venv_setup
-from novaseries.ironic.venv import PIKE_RESULTS, default_build, workdir
+from novaseries.ironic.layout import PIKE_RESULTS, default_build, workdir
 
 LOG = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
         the tree of each run.
     :param nova_venv: pike's Nova test venv (Python 2.7).
     :param log_dir: where ``<label>.log`` (each run's output) goes
-        (default ``build/results/``:data:`~novaseries.ironic.venv.PIKE_RESULTS`).
+        (default ``build/results/``:data:`~novaseries.ironic.layout.PIKE_RESULTS`).
     :param root: the project checkout (``pins/``); default
         :func:`novaseries.util.project_root`.
     :returns: ``[(label, returncode, log path)]``.

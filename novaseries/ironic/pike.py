@@ -48,9 +48,9 @@ import urllib.request
 from novaseries import procs, util, venv_build
 from novaseries.ironic import service
 from novaseries.ironic.service import RealIronicError
-from novaseries.ironic import venv as ironic_venv
+from novaseries.ironic import layout as ironic_layout
 from novaseries.ironic import venv_setup
-from novaseries.ironic.venv import default_build
+from novaseries.ironic.layout import default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -58,9 +58,9 @@ LOG = logging.getLogger(__name__)
 #: The name of the pike Ironic's venv (``build/venvs/ironic-pike``) and of
 #: its pins (``pins/ironic-pike.txt``, :func:`novaseries.util.pins_file`).
 VENV_NAME = "ironic-pike"
-#: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
+#: The Ironic release its pins give (:func:`~novaseries.ironic.layout.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
-IRONIC_VERSION = ironic_venv.pinned_ironic(VENV_NAME)
+IRONIC_VERSION = ironic_layout.pinned_ironic(VENV_NAME)
 #: Bump when the venv's install recipe changes, to rebuild it.
 VENV_RECIPE = "2"
 #: The interpreter of the pike-era Ironic's venv: that of pike's Nova, so
@@ -177,7 +177,7 @@ def ensure_venv(build=None, root=None):
         venv_dir(build), lambda: venv_build.find_interpreter(PYTHON),
         util.pins_file(util.project_root(root), VENV_NAME),
         VENV_RECIPE, ["--no-deps"],
-        util.results_dir(build, ironic_venv.PIKE_RESULTS) / venv_build.VENV_INSTALL_LOG,
+        util.results_dir(build, ironic_layout.PIKE_RESULTS) / venv_build.VENV_INSTALL_LOG,
         f"ironic {IRONIC_VERSION} venv", tool="virtualenv")
 
 

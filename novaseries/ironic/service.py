@@ -44,8 +44,8 @@ import threading
 import time
 
 from novaseries import procs, util
-from novaseries.ironic import run_env, venv as ironic_venv
-from novaseries.ironic.venv import default_build
+from novaseries.ironic import layout as ironic_layout, run_env
+from novaseries.ironic.layout import default_build
 
 LOG = logging.getLogger(__name__)
 
@@ -53,9 +53,9 @@ LOG = logging.getLogger(__name__)
 #: The name of the Ironic venv (``build/venvs/ironic``) and of its pins
 #: (``pins/ironic.txt``, :func:`novaseries.util.pins_file`).
 VENV_NAME = "ironic"
-#: The Ironic release its pins give (:func:`~novaseries.ironic.venv.pinned_ironic`,
+#: The Ironic release its pins give (:func:`~novaseries.ironic.layout.pinned_ironic`,
 #: which raises HarnessError at import when they do not).
-IRONIC_VERSION = ironic_venv.pinned_ironic(VENV_NAME)
+IRONIC_VERSION = ironic_layout.pinned_ironic(VENV_NAME)
 #: Conductor host name: what ``reservation`` and "locked by host" show.
 CONDUCTOR_HOST = "ironic-local"
 
@@ -195,7 +195,7 @@ class RealIronic:
                  start_timeout=_START_TIMEOUT, keep=False, log=None, extra_conf=""):
         procs.check_loopback(host)
         self.venv = pathlib.Path(venv or os.environ.get(run_env.VENV) or venv_dir())
-        self.workdir = pathlib.Path(workdir or ironic_venv.workdir())
+        self.workdir = pathlib.Path(workdir or ironic_layout.workdir())
         self.host = host
         self.port = port
         self.image_port = image_port
@@ -445,7 +445,7 @@ _ACTIVE = set()
 def sweep(workdir=None, log=None):
     """:func:`novaseries.procs.sweep` of ``build/realironic`` (default),
     sparing this process's running instances."""
-    return procs.sweep(workdir or ironic_venv.workdir(), active=_ACTIVE,
+    return procs.sweep(workdir or ironic_layout.workdir(), active=_ACTIVE,
                        log=log or LOG.warning)
 
 

@@ -8,7 +8,7 @@ set in ``pins/`` (:func:`ensure_venv`: ``pins/ironic.txt`` under
 :func:`novaseries.venv_build.pinned_venv` (locked, reused while the pins, the
 recipe and the interpreter are unchanged).
 
-Not in :mod:`novaseries.ironic.service` or :mod:`novaseries.ironic.venv`:
+Not in :mod:`novaseries.ironic.service` or :mod:`novaseries.ironic.layout`:
 Nova's test venv imports those (``nova_side.HARNESS_MODULES``), and the
 venv builder (:mod:`novaseries.venv_build`) is not for it.
 """
@@ -19,7 +19,7 @@ import shutil
 
 from novaseries import procs, util, venv_build
 from novaseries.ironic import service
-from novaseries.ironic.venv import RESULTS, default_build
+from novaseries.ironic.layout import RESULTS, default_build
 
 #: Bump when the install recipe of the venv of the Ironic of
 #: ``pins/ironic.txt`` changes, to rebuild it.

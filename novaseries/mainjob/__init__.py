@@ -29,5 +29,5 @@ Which module does what: ``trees`` prepares the trees and runs the player
 ``report`` prints the table and writes the JSON; ``benchreport`` the
 benchmark's report; ``backends`` is what a fake and a real Ironic run
 differ in; ``job`` is the job itself, one loop over the modes
-(``job.run``, ``job.run_real``, ``job.check_tree``).
+(``job.run``, ``job.run_real``, ``job.play_tree``).
 """

@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import time
 
-from novaseries.ironic import real_backend, service, venv as ironic_venv, venv_setup
+from novaseries.ironic import layout as ironic_layout, real_backend, service, venv_setup
 from novaseries.mainjob import report, trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import scenario_table
@@ -151,7 +151,7 @@ class Real:
         self.ironics = {}
         for label in trees:
             ironic = service.RealIronic(
-                venv=venv, workdir=ironic_venv.workdir(ctx.build),
+                venv=venv, workdir=ironic_layout.workdir(ctx.build),
                 fake_delays=real_backend.FAKE_DELAY, extra_conf=REAL_EXTRA_CONF)
             stack.enter_context(ironic)
             stack.callback(_keep_log, ironic,
@@ -171,7 +171,7 @@ class Real:
         return real_scenarios(names)
 
     def facts(self):
-        return {'ironic': REAL, 'runid': self.runid}
+        return {'ironic': REAL, report.RUNID_KEY: self.runid}
 
     def running(self, mode, scenarios, trees):
         return (f"{mode} mode: running {scenarios} scenarios against real "

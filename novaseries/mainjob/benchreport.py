@@ -12,7 +12,7 @@ servers did not settle is a problem, and its numbers are left out.
 from novaseries.mainjob.report import BY_MODE_KEY, MODES_KEY
 from novaseries.scenarios import bench_table
 from novaseries.scenarios.bench_table import median, percentile
-from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
+from novaseries.scenarios.scenario import BENCH_KEY, FIXED, REPRODUCER, TREES
 
 #: The goal for a healthy build's cost, fixed / reproducer.
 COST_RATIO_GOAL = 1.02
@@ -22,7 +22,7 @@ def group(data):
     """{spec text: {tree: [record, ...]}}, specs in the order they ran."""
     specs = {}
     for tree in TREES:
-        for rec in data.get(tree, {}).get('bench', []):
+        for rec in data.get(tree, {}).get(BENCH_KEY, []):
             specs.setdefault(rec['spec'], {}).setdefault(tree, []).append(
                 rec)
     return specs

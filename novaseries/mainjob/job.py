@@ -1,7 +1,7 @@
 """The main job: :func:`run` (and :func:`run_real`, its ``--ironic real``
 form that also gives the run's JSON), one loop over Nova's concurrency
 modes with the backend (fake or real Ironic, ``backends.py``) as a
-parameter; :func:`check_tree`, one tree of the user's judged as a fixed
+parameter; :func:`play_tree`, one tree of the user's judged as a fixed
 tree.
 """
 
@@ -14,7 +14,7 @@ from novaseries.mainjob import backends, benchreport, judge, report
 from novaseries.mainjob import trees as trees_mod
 from novaseries.mainjob.report import put
 from novaseries.scenarios import bench_table
-from novaseries.scenarios.scenario import FIXED
+from novaseries.scenarios.scenario import BENCH_KEY, FIXED, SCENARIOS_KEY
 from novaseries.util import LOG, HarnessError, file_lock, say
 
 #: Runs of each benchmark spec unless told otherwise (``--bench-runs``).
@@ -111,19 +111,19 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
                     ctx, moded, venv, trees, names, outdir=backend.outdir,
                     extra_args=backend.player_args(moded, trees))
             else:
-                data = {label: {'scenarios': []} for label in trees}
+                data = {label: {SCENARIOS_KEY: []} for label in trees}
             if bench:
                 runs = len(bench_table.expand(bench)) * bench_runs
                 say(f"{mode} mode: running {runs} benchmark runs in each of "
                     f"{len(trees)} trees (one at a time)...")
                 for label, recs in trees_mod.bench_trees(
                         ctx, moded, venv, trees, bench, bench_runs).items():
-                    data[label]['bench'] = recs
+                    data[label][BENCH_KEY] = recs
             wrong = judge.evaluate(data, released=f"nova {target.version}")
             wrong_total += wrong
             put('')
             put(backend.heading(mode, known[mode].description))
-            if data[FIXED]['scenarios']:
+            if data[FIXED][SCENARIOS_KEY]:
                 put('')
                 for row in report.table(data, interval=backend.interval,
                                         wall=backend.wall):
@@ -136,7 +136,7 @@ def _play(ctx, target_name, scenarios, bench, json_out, ironic, bench_runs, mode
                 result[report.BENCH_PROBLEMS_KEY] += [f"{mode} mode: {p}"
                                                       for p in problems]
             result[report.BY_MODE_KEY][mode] = data
-            if data[FIXED]['scenarios']:
+            if data[FIXED][SCENARIOS_KEY]:
                 summary += judge.mode_summary(mode, data, wrong)
         if bench and len(modes) > 1:
             lines = benchreport.compare_modes(result)
@@ -183,8 +183,8 @@ def marker_patch(ctx, target_name):
     return "the one that adds it"
 
 
-def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
-               json_out=None, modes=None):
+def play_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
+              json_out=None, modes=None):
     """Run the scenarios in one Nova tree of the user's and judge it as a
     fixed tree (e.g. a distribution's patched Nova), in each of ``modes``
     (default ``modes.default_modes``).
@@ -209,10 +209,10 @@ def check_tree(ctx, tree, target_name=targets_mod.DEFAULT_TARGET, scenarios=(),
                            "series' commits up to "
                            f"{marker_patch(ctx, target_name)}")
     with owned(ctx):
-        return _check_tree(ctx, tree, target_name, scenarios, json_out, modes)
+        return _play_tree(ctx, tree, target_name, scenarios, json_out, modes)
 
 
-def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
+def _play_tree(ctx, tree, target_name, scenarios, json_out, modes):
     known = modes_mod.load_modes(ctx)
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
@@ -222,7 +222,7 @@ def _check_tree(ctx, tree, target_name, scenarios, json_out, modes):
         data = trees_mod.run_trees(ctx, targets_mod.mode_target(target, mode),
                                    venv, {FIXED: tree}, scenarios)
         put(f"\n=== {mode} mode: {known[mode].description}")
-        for obs in data[FIXED]['scenarios']:
+        for obs in data[FIXED][SCENARIOS_KEY]:
             problems = judge.problems_of(obs['scenario'], FIXED, obs)
             obs['problems'] = problems
             wrong += bool(problems)

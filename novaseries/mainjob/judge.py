@@ -13,7 +13,7 @@ constants below.
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.checks import all_steps_fired, missing, REAL
 from novaseries.scenarios.invariant import NOOP_VIFS
-from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY, TREES
 from novaseries.util import HarnessError
 
 #: The kinds of verdict :func:`evaluate` writes, each the start of its
@@ -147,7 +147,7 @@ def evaluate(data, released='the release'):
     """
     wrong = 0
     for label in TREES:
-        for obs in data[label]['scenarios']:
+        for obs in data[label][SCENARIOS_KEY]:
             problems = problems_of(obs['scenario'], label, obs)
             obs['problems'] = problems
             broken = scenario_error(obs)
@@ -184,12 +184,12 @@ def mode_summary(mode, data, wrong):
     tree's scenarios are right (``wrong``: :func:`evaluate`'s count), and
     the reproducer's observations that are no verdict, that are
     ``unexpected``, or that it cannot play (declared), if any."""
-    fixed = len(data[FIXED]['scenarios'])
+    fixed = len(data[FIXED][SCENARIOS_KEY])
     lines = [f"{mode} mode: fixed tree {fixed - wrong} of {fixed} scenarios right"]
     for wanted, what in ((ERROR, 'with no verdict'),
                          (UNEXPECTED, 'unexpected'),
                          (NOT_PLAYABLE, 'not playable there (declared)')):
-        names = [o['scenario'] for o in data[REPRODUCER]['scenarios']
+        names = [o['scenario'] for o in data[REPRODUCER][SCENARIOS_KEY]
                  if verdict_kind(o.get('verdict')) == wanted]
         if names:
             lines.append(f"reproducer tree: {len(names)} scenario(s) {what} "

@@ -12,7 +12,7 @@ import re
 import textwrap
 
 from novaseries.scenarios import invariant, scenario_table
-from novaseries.scenarios.scenario import FIXED, REPRODUCER, TREES
+from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY, TREES
 
 #: Nova's default ``[ironic] api_retry_interval`` (s): one driver poll of
 #: the fake run (which polls at 0), to give its polls as seconds (a real
@@ -77,7 +77,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
             f"{'calls/poll':10} {'leftovers':10} {'verdict'}")
     rows.append(head)
     rows.append('-' * len(head))
-    names = [o['scenario'] for o in data[FIXED]['scenarios']]
+    names = [o['scenario'] for o in data[FIXED][SCENARIOS_KEY]]
     for name in names:
         for label in TREES:
             obs = _find(data[label], name)
@@ -142,7 +142,7 @@ def _no_instance(line):
 
 
 def _find(tree_data, name):
-    for obs in tree_data['scenarios']:
+    for obs in tree_data[SCENARIOS_KEY]:
         if obs['scenario'] == name:
             return obs
     return {'scenario': name, 'error': 'not run', 'verdict': 'not run'}
@@ -153,7 +153,7 @@ def unchecked_note(data):
     once for all scenarios: a heading and each text (none against the
     fake Ironic)."""
     seen = []
-    for obs in data[FIXED]['scenarios']:
+    for obs in data[FIXED][SCENARIOS_KEY]:
         for text in obs.get('unchecked') or ():
             if text not in seen:
                 seen.append(text)
@@ -185,11 +185,15 @@ def scenario_list():
 
 
 #: Keys of the main job's JSON (``run.json``, ``tree.json``): the modes,
-#: in order; ``{mode: {tree label: ..., BENCH_PROBLEMS_KEY: [...]}}``; the
-#: benchmark's problems (per mode, and of the whole run).
+#: in order; ``{mode: {tree label: the player's output, BENCH_PROBLEMS_KEY:
+#: [...]}}`` (the player's keys: ``scenario.SCENARIOS_KEY``,
+#: ``scenario.BENCH_KEY``); the benchmark's problems (per mode, and of the
+#: whole run); the real-Ironic run's id (its requests' folder:
+#: ``backends.real_outdir``).
 MODES_KEY = 'modes'
 BY_MODE_KEY = 'by_mode'
 BENCH_PROBLEMS_KEY = 'bench_problems'
+RUNID_KEY = 'runid'
 
 
 def write_json(path, data):

@@ -18,8 +18,8 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table
-from novaseries.scenarios.scenario import TREES
-from novaseries.util import HarnessError, nova_side_pythonpath, say
+from novaseries.scenarios.scenario import BENCH_KEY, SCENARIOS_KEY, TREES
+from novaseries.util import LOG_TAIL_LINES, HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
 PLAYER = 'novaseries.nova_side.player.play'
@@ -128,13 +128,13 @@ def run_trees(ctx, target, venv, trees, scenarios=(), outdir=None,
             # Nova's test fixtures send some output to stdout: keep both.
             (outdir / f"{stem}.stdout.log").write_text('\n'.join(lines))
             tail = (outdir / f"{stem}.log").read_text(
-                errors='replace').splitlines()[-20:]
+                errors='replace').splitlines()[-LOG_TAIL_LINES:]
             raise HarnessError(f"scenario player for {label} failed (exit "
                                f"{rc}); logs: {outdir / (stem + '.log')}, "
                                f"{outdir / (stem + '.stdout.log')}",
-                               '\n'.join(lines[-20:] + ['--- stderr:'] + tail))
+                               '\n'.join(lines[-LOG_TAIL_LINES:] + ['--- stderr:'] + tail))
         data[label] = json.loads(out.read_text())
-        for obs in data[label].get('scenarios', []):
+        for obs in data[label].get(SCENARIOS_KEY, []):
             obs['mode'] = target.mode_name
     return data
 
@@ -187,7 +187,7 @@ def bench_trees(ctx, target, venv, trees, bench, runs):
                         dict(player_env(target, venv, trees[label]),
                              OS_TEST_TIMEOUT='0'))
                 try:
-                    rec = json.loads(out.read_text())['bench'][0]
+                    rec = json.loads(out.read_text())[BENCH_KEY][0]
                 except (OSError, ValueError, IndexError, KeyError):
                     rec = {**bench_table.record_head(spec, i),
                            'error': f"benchmark process exited {rc} without "

@@ -41,7 +41,7 @@ HARNESS_MODULES = (
     'novaseries.ironic.rest',
     'novaseries.ironic.run_env',
     'novaseries.ironic.service',
-    'novaseries.ironic.venv',
+    'novaseries.ironic.layout',
     'novaseries.procs',
     'novaseries.util',
 )

@@ -15,8 +15,9 @@ from novaseries.util import HarnessError, git_env
 CONFIG = ".pre-commit-config.yaml"
 #: Bump when the tool venvs' recipe changes, to rebuild them.
 RECIPE = "1"
-#: Output lines of a failed tool shown in the log (a multiple of it for
-#: some: see the callers).
+#: First lines of a failed tool's output shown in the log (a multiple of
+#: it for some: see the callers): its first findings, where a log's tail
+#: (:data:`~novaseries.util.LOG_TAIL_LINES`) shows where a run ended.
 SHOW_LINES = 40
 
 

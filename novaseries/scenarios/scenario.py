@@ -24,6 +24,11 @@ from novaseries.scenarios.invariant import end_state, END_STATE
 REPRODUCER = 'reproducer'
 FIXED = 'fixed'
 TREES = (REPRODUCER, FIXED)
+#: Keys of the scenario player's output (a JSON per tree, which the main
+#: job's JSON holds under the tree's label): the scenarios' observations
+#: and the benchmark's records.
+SCENARIOS_KEY = 'scenarios'
+BENCH_KEY = 'bench'
 
 #: What a scenario's ``kind`` plays: kind -> what (the player's method
 #: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).

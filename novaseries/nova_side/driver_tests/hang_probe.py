@@ -48,7 +48,7 @@ from nova import utils as nova_utils  # noqa: E402
 from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 
 from novaseries.ironic import api_proxy, rest, service  # noqa: E402
-from novaseries.ironic import venv as ironic_venv  # noqa: E402
+from novaseries.ironic import layout as ironic_layout  # noqa: E402
 
 CONF = nova.conf.CONF
 #: The fields the driver's waits read (nova 34.0.0's ``_NODE_FIELDS``).
@@ -182,7 +182,7 @@ def main(argv=None):
     CONF([], project='nova', default_config_files=[])
     t0 = time.monotonic()
     ok = []
-    with service.RealIronic(workdir=ironic_venv.workdir(),
+    with service.RealIronic(workdir=ironic_layout.workdir(),
                             log=lambda m: None) as ironic:
         say('Ironic %s at %s, started in %.1f s' % (
             service.IRONIC_VERSION, ironic.url, time.monotonic() - t0))
