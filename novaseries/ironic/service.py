@@ -164,6 +164,11 @@ def fake_deploy_conf(delay):
 # the service
 
 
+#: Lines of the console log a failed start shows beside ironic.log's
+#: errors (a short tail: the console mostly repeats the log).
+CONSOLE_TAIL_LINES = 15
+
+
 class RealIronic:
     """One real Ironic (+ image HTTP server) on 127.0.0.1.
 
@@ -378,7 +383,7 @@ class RealIronic:
     def _failure(self, what):
         tail = (procs.log_tail(self.run_dir / "ironic.log")
                 or procs.log_tail(self.run_dir / "console.log"))
-        console = procs.log_tail(self.run_dir / "console.log", 15)
+        console = procs.log_tail(self.run_dir / "console.log", CONSOLE_TAIL_LINES)
         errors = [line for line in procs.log_tail(self.run_dir / "ironic.log", 2000).splitlines()
                   if " ERROR " in line or " CRITICAL " in line]
         msg = f"cannot start Ironic: {what}."

@@ -52,6 +52,7 @@ from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
 from novaseries.scenarios import bench_table  # noqa: E402
+from novaseries.scenarios.scenario import BENCH_KEY, SCENARIOS_KEY  # noqa: E402
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 
 
@@ -82,7 +83,7 @@ def main(argv=None):
         # (a benchmark run's watchdog registers its own)
         faulthandler.register(signal.SIGUSR1, file=os.fdopen(
             os.dup(2), 'w', buffering=1), all_threads=True)
-    out = {'nova_file': nova.__file__, 'scenarios': [], 'bench': []}
+    out = {'nova_file': nova.__file__, SCENARIOS_KEY: [], BENCH_KEY: []}
     base, attrs = FakeScenarioTest, {}
     if args.ironic == 'real':
         if not args.ironic_info or args.bench:
@@ -95,7 +96,7 @@ def main(argv=None):
         out['ironic'] = 'real'
     for i, name in enumerate(names, 1):
         rec = run_scenario(BY_NAME[name], base, **attrs)
-        out['scenarios'].append(rec)
+        out[SCENARIOS_KEY].append(rec)
         print('  [%d/%d] %-32s %s%s (%.1fs)' % (
             i, len(names), name, rec.get('status'),
             ' ERROR IN PLAYER' if rec.get('error') else '',
@@ -109,7 +110,7 @@ def main(argv=None):
         watchdog = play_bench.Watchdog(
             args.out, bench_table.record_head(parsed, int(run)), args.deadline)
         rec = play_bench.run_bench(parsed, int(run), watchdog)
-        out['bench'].append(rec)
+        out[BENCH_KEY].append(rec)
     with open(args.out, 'w') as f:
         json.dump(out, f, indent=1, sort_keys=True, default=str)
     return 0

@@ -29,7 +29,8 @@ from nova.virt.ironic import driver as ironic_driver  # noqa: E402
 from nova.virt.ironic import ironic_states as states  # noqa: E402
 
 from novaseries.scenarios import bench_table  # noqa: E402
-from novaseries.scenarios.scenario import TEARDOWN_LOOP  # noqa: E402
+from novaseries.scenarios.scenario import (  # noqa: E402
+    BENCH_KEY, SCENARIOS_KEY, TEARDOWN_LOOP)
 from novaseries.nova_side.player import counting_ironic  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
 
@@ -425,7 +426,7 @@ class Watchdog:
                  'in the log' % (self.deadline, self.progress()))
         rec = dict(base, error=error)
         with open(self.out, 'w') as f:
-            json.dump({'scenarios': [], 'bench': [rec]}, f, indent=1,
+            json.dump({SCENARIOS_KEY: [], BENCH_KEY: [rec]}, f, indent=1,
                       sort_keys=True, default=str)
 
 
