@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from novaseries import tree as tree_mod
+from novaseries import tree as tree_mod, util
 from novaseries.util import LOG, HarnessError, git, git_env, run, say
 
 #: ``--abbrev=7``: the index lines' object names at git's historical
@@ -152,7 +152,7 @@ def signoff_trailer(tree):
     """``Signed-off-by: Name <email>`` from the user's own git identity."""
     proc = run(["git", "-C", tree, "var", "GIT_COMMITTER_IDENT"], check=False)
     ident = re.sub(r" \d+ [+-]\d{4}$", "", proc.stdout.strip())
-    if proc.returncode or not ident or "novaseries@localhost" in ident:
+    if proc.returncode or not ident or util.IDENTITY_EMAIL in ident:
         raise HarnessError("--signoff needs your git identity: git config --global "
                            "user.name/user.email")
     return f"Signed-off-by: {ident}"

@@ -8,6 +8,7 @@ ids depend only on the sdist and the patch files, not on the machine.
 """
 
 import contextlib
+import fnmatch
 import pathlib
 import re
 import shutil
@@ -35,10 +36,19 @@ def am_in_progress(tree):
 
 
 def _artefact(path):
-    """True for files test runs leave behind (see EXCLUDES)."""
+    """True for files test runs leave behind: ``path`` (relative to the
+    tree) matches :data:`EXCLUDES` as git's ``info/exclude`` would (a
+    pattern without a slash matches a name at any depth)."""
     parts = path.split("/")
-    return (parts[0] in ("instances", ".stestr") or "__pycache__" in parts
-            or path.endswith(".pyc"))
+    for pattern in EXCLUDES:
+        name = pattern.rstrip("/")
+        if pattern.endswith("/"):
+            # a directory: any leading directory of the path
+            if any(fnmatch.fnmatch(p, name) for p in parts[:-1]):
+                return True
+        elif any(fnmatch.fnmatch(p, name) for p in parts):
+            return True
+    return False
 
 
 def status(tree):

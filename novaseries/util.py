@@ -21,6 +21,12 @@ import sys
 #: every applied patch (``git am --committer-date-is-author-date``).
 IDENTITY_NAME = "novaseries"
 IDENTITY_EMAIL = "novaseries@localhost"
+
+#: The environment variables that override the project root, the scratch
+#: directory and the sdist cache (:class:`Context`).
+ROOT_ENV = "NOVASERIES_ROOT"
+BUILD_ENV = "NOVASERIES_BUILD"
+SDIST_CACHE_ENV = "NOVASERIES_SDIST_CACHE"
 BASE_DATE = "2000-01-01T00:00:00+0000"
 
 
@@ -58,7 +64,7 @@ class Context:
         """
         root = project_root(root)
         build = build_dir(root, build)
-        cache = pathlib.Path(sdist_cache or os.environ.get("NOVASERIES_SDIST_CACHE")
+        cache = pathlib.Path(sdist_cache or os.environ.get(SDIST_CACHE_ENV)
                              or build / "sdists")
         return cls(root.resolve(), build.resolve(), cache.resolve())
 
@@ -118,7 +124,7 @@ def find_root():
 def project_root(root=None):
     """The project checkout (holds ``targets/``, ``patches/``, ``pins/``):
     ``root`` if given, else ``$NOVASERIES_ROOT``, else :func:`find_root`."""
-    return pathlib.Path(root or os.environ.get("NOVASERIES_ROOT") or find_root())
+    return pathlib.Path(root or os.environ.get(ROOT_ENV) or find_root())
 
 
 def pins_file(root, name):
@@ -291,7 +297,7 @@ def file_lock(path, what):
 def build_dir(root, build=None):
     """The scratch directory: ``build`` if given, else ``$NOVASERIES_BUILD``,
     else ``<root>/build`` (``root``: the project checkout)."""
-    return pathlib.Path(build or os.environ.get("NOVASERIES_BUILD")
+    return pathlib.Path(build or os.environ.get(BUILD_ENV)
                         or pathlib.Path(root) / "build")
 
 

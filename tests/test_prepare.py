@@ -1,5 +1,7 @@
 """prepare: reproducible commits, never losing local work, failing patches."""
 
+from unittest import mock
+
 from novaseries import export, tree
 from novaseries.util import HarnessError, git
 from tests import helpers
@@ -135,6 +137,18 @@ class PrepareTest(helpers.ProjectTestCase):
         (work / ".stestr").mkdir()
         (work / "nova" / "__pycache__").mkdir()
         self.assertEqual(tree.status(work), [])
+
+    def test_artefacts_left_out_where_info_exclude_lacks_them(self):
+        # a tree prepared before a pattern joined tree.EXCLUDES
+        work = tree.prepare(self.ctx, self.target, self.tmp / "t")
+        (work / ".git" / "info" / "exclude").write_text("")
+        for path in ("instances/x/disk", ".stestr/0", "nova/__pycache__/a.pyc",
+                     "nova/b.pyc", "nova/c.tmp"):
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text("x")
+        self.assertEqual(["?? nova/c.tmp"], tree.status(work))
+        with mock.patch.object(tree, "EXCLUDES", (*tree.EXCLUDES, "*.tmp")):
+            self.assertEqual([], tree.status(work))
 
     def test_patch_that_does_not_apply(self):
         patches = self.make_series()

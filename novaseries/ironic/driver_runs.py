@@ -103,7 +103,7 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     env = dict(test_env)
     env.update({
         "PYTHONPATH": util.nova_side_pythonpath(tree),
-        run_env.VENV: str(venv), "NOVASERIES_BUILD": str(build),
+        run_env.VENV: str(venv), util.BUILD_ENV: str(build),
     })
     return python, env
 

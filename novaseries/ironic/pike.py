@@ -73,7 +73,7 @@ CONF_TEMPLATE = """\
 [DEFAULT]
 host = {host}
 debug = true
-log_file = {run}/ironic.log
+log_file = {run}/{log_file}
 auth_strategy = noauth
 state_path = {run}/state
 tempdir = {run}/state/tmp
@@ -366,25 +366,27 @@ class PikeIronic(service.RealIronic):
         self._spawn("epmd", [shutil.which("epmd", path=env["PATH"]), "-address", host,
                              "-port", str(epmd_port)], rabbit / "epmd.log", env=env)
         self._spawn("rabbitmq", [shutil.which("rabbitmq-server", path=env["PATH"])],
-                    rabbit / "console.log", env=env)
+                    rabbit / service.CONSOLE_LOG, env=env)
         self._wait("RabbitMQ", lambda: _port_open(host, self.amqp_port),
-                   rabbit / "console.log")
+                   rabbit / service.CONSOLE_LOG)
 
         conf = run / "ironic.conf"
         conf.write_text(CONF_TEMPLATE.format(
-            host=f"pike-ironic-{self.port}", run=run, ip=host, port=self.port,
+            host=f"pike-ironic-{self.port}", run=run, log_file=service.LOG_FILE, ip=host,
+            port=self.port,
             amqp_port=self.amqp_port, callback_timeout=self.callback_timeout,
             neutron_url=self.neutron.url, cleaning_network=CLEANING_NETWORK))
         conf_args = self._conf_args(conf)
         self._create_schema(conf_args)
         self._spawn("ironic-conductor", [self._bin("ironic-conductor"), *conf_args],
                     run / "conductor.console.log")
-        self._spawn("ironic", [self._bin("ironic-api"), *conf_args], run / "console.log")
+        self._spawn("ironic", [self._bin("ironic-api"), *conf_args],
+                    run / service.CONSOLE_LOG)
         self._wait(f"ironic-api on {self.url} with a fake-hardware conductor",
-                   self._conductor_ready, run / "ironic.log")
+                   self._conductor_ready, self.log_path)
         self._wait(f"the image server on {self.image_url}",
                    lambda: procs.http_status(self.image_url, "HEAD") == 200,
-                   run / "http.log")
+                   run / service.HTTP_LOG)
         self.start_seconds = time.monotonic() - t0
         self.log(f"pikeironic: ironic {IRONIC_VERSION} {self.url} up in "
                  f"{self.start_seconds:.1f} s, run dir {run}")
