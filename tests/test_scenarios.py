@@ -1423,7 +1423,7 @@ class CheckTreeTest(helpers.ProjectTestCase):
     def test_observation_without_status(self):
         tree = self._tree()
         obs = {'scenario': 'undeploy-deleting',
-               'error': 'player error: AssertionError: not polled'}
+               'error': 'AssertionError: not polled'}
         out = self.tmp / "tree.json"
         modes = {'threading': modes_mod.Mode('threading', description='native threads')}
         with mock.patch.object(job.venvs, 'ensure_venv',
@@ -1437,7 +1437,10 @@ class CheckTreeTest(helpers.ProjectTestCase):
                                modes=('threading',))
         self.assertEqual(1, rc)
         lines = '\n'.join(c.args[0] for c in put.call_args_list)
-        self.assertRegex(lines, r'undeploy-deleting +- +WRONG: ')
+        # judged as the main job judges it (judge.evaluate)
+        self.assertRegex(lines, r'undeploy-deleting +- +error: player error')
+        self.assertEqual('error: player error: AssertionError: not polled',
+                         obs['verdict'])
         self.assertIn('0 of 1 scenarios right', lines)
 
     def test_tree_without_fixtures_names_the_patch_to_apply(self):

@@ -222,13 +222,11 @@ def _play_tree(ctx, tree, target_name, scenarios, json_out, modes):
         data = trees_mod.run_trees(ctx, targets_mod.mode_target(target, mode),
                                    venv, {FIXED: tree}, scenarios)
         put(f"\n=== {mode} mode: {known[mode].description}")
+        wrong += judge.evaluate(data)
         for obs in data[FIXED][SCENARIOS_KEY]:
-            problems = judge.problems_of(obs['scenario'], FIXED, obs)
-            obs['problems'] = problems
-            wrong += bool(problems)
             total += 1
             put(f"{obs['scenario']:30} {obs.get('status') or '-':8} "
-                f"{judge.fixed_verdict(problems)}")
+                f"{obs['verdict']}")
         result[report.BY_MODE_KEY][mode] = data
     out = pathlib.Path(json_out) if json_out else ctx.results(trees_mod.RESULTS) / \
         backends.TREE_JSON
