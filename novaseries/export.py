@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from novaseries import tree as tree_mod, util
+from novaseries import target_model, tree as tree_mod, util
 from novaseries.util import LOG, HarnessError, git, git_env, run, say
 
 #: ``--abbrev=7``: the index lines' object names at git's historical
@@ -258,8 +258,7 @@ def _sync(files, out):
     series = out / "series"
     old = []
     if series.is_file():
-        old = [line.split("#", 1)[0].split()[0] for line in series.read_text().splitlines()
-               if line.split("#", 1)[0].strip()]
+        old = target_model.series_names(series.read_text())
     names = [f.name for f in files]
     for path in files:
         dest = out / path.name

@@ -257,6 +257,13 @@ def _upto(patches, upto, what):
     return patches[:matches[0] + 1]
 
 
+def series_names(text):
+    """The patch file names a ``series`` file's ``text`` lists, in order
+    (a ``#`` starts a comment; a name is a line's first word)."""
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line.split()[0] for line in lines if line]
+
+
 def read_series(name, folder):
     """The patch files a folder's ``series`` lists, in order (for target
     ``name``'s messages); HarnessError if something is missing."""
@@ -267,13 +274,10 @@ def read_series(name, folder):
         raise HarnessError(f"target {name}: {series_file} is missing "
                            "(one patch file name per line)")
     patches = []
-    for line in series_file.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        path = folder / line.split()[0]
+    for listed in series_names(series_file.read_text()):
+        path = folder / listed
         if not path.is_file():
-            raise HarnessError(f"target {name}: {series_file} names {line.split()[0]}, "
+            raise HarnessError(f"target {name}: {series_file} names {listed}, "
                                "which does not exist")
         patches.append(path)
     return patches

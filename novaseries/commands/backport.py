@@ -38,7 +38,7 @@ def add_arguments(parser, ctx):
                                  "patches and their series to")),
                (("--remote",), dict(default="origin", metavar="NAME",
                                     help="its remote to read the branches of (default: "
-                                    "origin; a branch it lacks is read locally)")),
+                                    "%(default)s; a branch it lacks is read locally)")),
                (("--bug",), dict(action="append", default=[], metavar="NAME=NUMBER",
                                  help="replace a bug placeholder, as export does, e.g. "
                                  "apiblip=1234567 (names: targets.toml [bugs])")))

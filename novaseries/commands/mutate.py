@@ -30,7 +30,7 @@ EPILOG = "mutations:\n" + "\n".join(f"  {m.name}: {m.description}"
 def add_arguments(parser, ctx):
     common.add(parser, common.TARGET, common.TREE, common.mode_spec(ctx),
                (("--mutation",), dict(default="extra-read", choices=sorted(mutations.MUTATIONS),
-                                      help="which mutation (default: extra-read)")))
+                                      help="which mutation (default: %(default)s)")))
 
 
 def functional_suite_only(target):

@@ -15,7 +15,7 @@ import pathlib
 from novaseries import util
 
 #: The results folder (:func:`novaseries.util.results_dir`) of the Ironic of
-#: ``pins/ironic.txt`` (its venv's install log).
+#: ``pins/ironic.txt``: its venv's install log, the driver tests' logs.
 RESULTS = "realironic"
 #: The results folder of the pike-era Ironic and of pike's driver tests.
 PIKE_RESULTS = "pike-realironic"

@@ -81,7 +81,7 @@ class Fake:
     #: seconds per poll in the table: Nova's default interval (the fake
     #: run polls at 0) and the wall-time column's title
     interval = report.DEFAULT_API_RETRY_INTERVAL
-    wall = 'wall@0'
+    wall = report.WALL_AT_ZERO
     #: where the players write (None: ``build/results/run``)
     outdir = None
     #: the run writes ``build/results/run`` itself: one such run (and

@@ -53,7 +53,12 @@ TEXT_WIDTH = 100
 TEXT_INDENT = 41
 
 
-def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall='wall@0'):
+#: The wall-time column's title of a fake run (its polls come at once:
+#: the wall time at a poll interval of 0).
+WALL_AT_ZERO = 'wall@0'
+
+
+def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
     """Rows of the verdict table, as a list of strings.
 
     One row per scenario and tree: status/task, the first node's state,

@@ -19,6 +19,8 @@ package only so that the harness's wheel ships it.)
   they share is in ``e2e.py`` (not a test module);
 * ``test_ironic_service.py``: :mod:`novaseries.ironic.service` itself (errors,
   clean stop, no leftovers);
+* ``hang_probe.py``: not a test: the probe ``novaseries ironic hang-probe``
+  runs (a driver read behind a proxy that never answers);
 * ``_guard.py``: skips instead of import errors outside ``driver-tests``.
 
 See ``doc/real-ironic.rst``.
