@@ -174,7 +174,7 @@ class TableTest(unittest.TestCase):
         # the backend and the hooks_fired labels a check compares an
         # observation with are checks' constants: no player module writes
         # one as a literal (SETTLED aside: it is also the key 'settled')
-        texts = {checks.REAL, checks.API_UP, checks.REFUSE_TEARDOWN,
+        texts = {checks.REAL_IRONIC, checks.API_UP, checks.REFUSE_TEARDOWN,
                  checks.FIRST_REFUSED, checks.API_UP_AT_REFUSAL,
                  checks.API_UP_SETTLED, checks.USER_DELETE_AT_REFUSAL}
         found = [f'{path.name}:{node.lineno} {node.value!r}' for path in PLAYER
@@ -610,9 +610,9 @@ class ChecksTest(unittest.TestCase):
         # the noop network interface attaches no VIF: not checked there
         bare = [dict(_active()['nodes'][0], vifs=[]), _active()['nodes'][1]]
         self.assertEqual([], invariant.leftovers(_active(nodes=bare,
-                                                         backend=checks.REAL)))
+                                                         backend=checks.REAL_IRONIC)))
         self.assertEqual(['port not bound to the server (device_id None)'],
-                         invariant.leftovers(_active(nodes=bare, backend=checks.REAL,
+                         invariant.leftovers(_active(nodes=bare, backend=checks.REAL_IRONIC,
                                                      port_device_id=None)))
 
     def test_only_reads_and_never_error(self):
@@ -868,7 +868,7 @@ class TimeBoundTest(unittest.TestCase):
                    wall_seconds_after_action=1000.0, log=[CLEARED_LOG])
         # the fake's wall time is not Nova's wait: not judged
         self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', obs))
-        real = dict(obs, backend=checks.REAL)
+        real = dict(obs, backend=checks.REAL_IRONIC)
         self.assertEqual(['1000.0 s from the action to the end, at most 30 s'],
                          judge.problems_of('undeploy-cleared', 'fixed', real))
         self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', dict(
@@ -1183,7 +1183,7 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(['50 driver polls after the action, at most 6'],
                          judge.problems_of('undeploy-cleared', 'fixed', obs))
         self.assertEqual([], judge.unchecked('undeploy-cleared', obs))
-        real = dict(obs, backend=checks.REAL)
+        real = dict(obs, backend=checks.REAL_IRONIC)
         self.assertEqual([], judge.problems_of('undeploy-cleared', 'fixed', real))
         self.assertEqual(1, len(judge.unchecked('undeploy-cleared', real)))
         self.assertIn(invariant.NOOP_VIFS, judge.unchecked('undeploy-reschedule',
@@ -1313,7 +1313,7 @@ class EvaluateTest(unittest.TestCase):
         self.assertEqual('ok', judge.fixed_verdict([]))
 
     def test_real_ironic_note(self):
-        obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL,
+        obs = _obs(scenario='undeploy-deleting-port', backend=checks.REAL_IRONIC,
                    port_id=PORT, port_device_id=None,
                    definition={'action': 'undeploy', 'then': [], 'port': True})
         data = self._data(dict(obs), dict(obs))

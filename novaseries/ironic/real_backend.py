@@ -63,6 +63,9 @@ API_RETRY_INTERVAL = 1
 #: several polls, for an operator's step or a second request to hit them,
 #: and ``deleting`` outlasts ``deleting-outlasts-retries``' two retries.
 FAKE_DELAY = 2
+#: The keys of the harness's ``--ironic-info`` (the player's JSON file),
+#: each an attribute of the ``service.RealIronic`` the harness started.
+INFO_KEYS = ('url', 'image_url', 'missing_image_url', 'image_sha256')
 #: Seconds settle() and remove_nodes() wait for a node to settle.
 NODE_SETTLE_TIMEOUT = 60.0
 
@@ -71,8 +74,7 @@ class RealIronicBackend(real_operator.OperatorControls,
                         request_log.RequestRecorder):
     """The fixture's test-facing members, backed by a real Ironic.
 
-    :param info: the harness's ``--ironic-info``: ``url``, ``image_url``,
-        ``missing_image_url``, ``image_sha256``.
+    :param info: the harness's ``--ironic-info`` (:data:`INFO_KEYS`).
     :param deploying_reads: the fake's polls of ``deploying`` that the
         scenario's step counts are given with (``after_polls``).
     """

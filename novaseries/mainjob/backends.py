@@ -159,10 +159,8 @@ class Real:
             say(f"real Ironic for {label}: {ironic.url} "
                 f"(started in {ironic.start_seconds:.1f} s)")
             info = self.outdir / f"ironic-{label}.json"
-            report.write_json(info, {
-                'url': ironic.url, 'image_url': ironic.image_url,
-                'missing_image_url': ironic.missing_image_url,
-                'image_sha256': ironic.image_sha256})
+            report.write_json(info, {key: getattr(ironic, key)
+                                     for key in real_backend.INFO_KEYS})
             self.ironics[label] = info
 
     @staticmethod

@@ -11,7 +11,7 @@ constants below.
 """
 
 from novaseries.scenarios import scenario_table
-from novaseries.scenarios.checks import all_steps_fired, missing, REAL
+from novaseries.scenarios.checks import all_steps_fired, missing, REAL_IRONIC
 from novaseries.scenarios.invariant import NOOP_VIFS
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY, TREES
 from novaseries.util import HarnessError
@@ -81,7 +81,7 @@ def unplayed(obs):
 def unchecked(name, obs):
     """What the fixed tree's checks of scenario ``name`` cannot check in
     this observation (texts; empty but against a real Ironic)."""
-    if obs.get('backend') != REAL:
+    if obs.get('backend') != REAL_IRONIC:
         return []
     scenario = scenario_table.BY_NAME[name]
     skipped = [c.fake_only for c in scenario.fixed
@@ -116,7 +116,7 @@ def problems_of(name, tree, obs, outcome_only=False):
     broken = scenario_error(obs)
     if broken:
         return [broken]
-    real = obs.get('backend') == REAL
+    real = obs.get('backend') == REAL_IRONIC
     checks = [c for c in getattr(scenario, tree)
               if not (outcome_only and getattr(c, 'detail', False)) and
               not (real and getattr(c, 'fake_only', None)) and

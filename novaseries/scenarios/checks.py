@@ -2,7 +2,7 @@
 (``scenario.Scenario``'s ``reproducer`` and ``fixed``): functions of
 one observation (a dict, keys ``scenario_table.OBSERVATION``) that return a
 problem string or None, and what the other check modules build on
-(:func:`missing`, :func:`formatted`, :func:`find_node`, :data:`REAL`,
+(:func:`missing`, :func:`formatted`, :func:`find_node`, :data:`REAL_IRONIC`,
 the ``hooks_fired`` labels: :func:`fired`, :func:`fired_action`).
 
 The end-state invariant is in ``invariant``, the API outage's checks in
@@ -17,7 +17,7 @@ import re
 from novaseries.scenarios.texts import ABORTED
 
 #: The backend of ``run --ironic real`` (the observation's ``backend``).
-REAL = 'real Ironic'
+REAL_IRONIC = 'real Ironic'
 
 #: The steps the player records in an observation's ``hooks_fired``
 #: (labels made by :func:`fired`) besides the actions of

@@ -5,7 +5,7 @@ server left behind (:func:`leftovers`, which the report lists too).
 Standard library only: the scenario player imports it in Nova's venv.
 """
 
-from novaseries.scenarios.checks import find_node, missing, REAL
+from novaseries.scenarios.checks import find_node, missing, REAL_IRONIC
 
 #: What a node may keep of a server: (text, key of the node's view).
 KEPT = (('instance', 'instance_id'), ('instance_info', 'instance_info'),
@@ -102,7 +102,7 @@ def _leftover_parts(obs, claim_kept):
             left.append(('allocation', 'placement usage %s on %s, expected '
                          '%s' % (used, names.get(rp, rp), int(rp in mine))))
     vif = obs.get('port_id') if port else None
-    real = obs.get('backend') == REAL
+    real = obs.get('backend') == REAL_IRONIC
     for node in obs['nodes']:
         if node.get('deleted'):
             continue

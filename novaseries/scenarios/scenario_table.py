@@ -86,7 +86,7 @@ OBSERVATION = {
     'log': 'INFO-and-up lines of the ironic driver and the compute manager',
     'driver_warnings': "the ironic driver's WARNING messages",
     'instance_actions': "the server's instance actions",
-    'backend': '``checks.REAL`` when the run was against a real Ironic '
+    'backend': '``checks.REAL_IRONIC`` when the run was against a real Ironic '
                '(--ironic real)',
     'nova_requests': 'real Ironic: how many requests Nova sent',
     'operator_requests': "real Ironic: how many requests the operator's side "

@@ -47,6 +47,7 @@ import sys
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 
+from novaseries.ironic import real_backend  # noqa: E402
 from novaseries.nova_side.player import play_bench  # noqa: E402
 from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
@@ -66,7 +67,7 @@ def main(argv=None):
     parser.add_argument('--ironic', choices=('fake', 'real'), default='fake')
     parser.add_argument('--ironic-info', metavar='JSON',
                         help='--ironic real: the real Ironic (a JSON file: '
-                        'url, image_url, missing_image_url, image_sha256)')
+                        '%s)' % ', '.join(real_backend.INFO_KEYS))
     parser.add_argument('--requests-dir', metavar='DIR',
                         help='--ironic real: where each scenario\'s '
                         'requests go (<scenario>.requests.jsonl)')

@@ -20,7 +20,8 @@ import openstack.proxy  # noqa: E402
 
 from novaseries.ironic import api_proxy, real_backend, real_deploy, request_log  # noqa: E402
 from novaseries.nova_side.player.scenario_case import ScenarioTest  # noqa: E402
-from novaseries.scenarios.checks import API_UP_AT_REFUSAL, API_UP_SETTLED, REAL  # noqa: E402
+from novaseries.scenarios.checks import (  # noqa: E402
+    API_UP_AT_REFUSAL, API_UP_SETTLED, REAL_IRONIC)
 from novaseries.scenarios.scenario import (  # noqa: E402
     ACT_IN_REBUILD_KINDS, AFTERMATH_ACTIONS, DEPLOY_FAIL_ACTIONS,
     ENDING_DEPLOY_ACTIONS, OUTAGE_ACTIONS)
@@ -182,7 +183,7 @@ class RealScenarioTest(ScenarioTest):
         # node is once it settled.
         self.ironic.settle()
         super()._record(sc, rec, *args, **kwargs)
-        rec['backend'] = REAL
+        rec['backend'] = REAL_IRONIC
         if self.api_proxy is not None:
             rec['api_proxy'] = dict(self.api_proxy.stats)
         rec['leftover_nodes_removed'] = list(self.ironic.leftovers_removed)
