@@ -44,7 +44,7 @@ from novaseries.scenarios.scenario import (
     BENCH_KEY, FIXED, REPRODUCER, SCENARIOS_KEY, TREES)
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
-from novaseries.ironic import driver_runs, layout as ironic_layout, pike
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike, run_env
 from novaseries.outcomes import Outcome, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
@@ -69,7 +69,8 @@ def real_ironic_step(ctx):
         log_path = ctx.results(ironic_layout.RESULTS) / f"driver-tests.{mode}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "w") as log:
-            rc = driver_runs.run(tree, env, venv, build=ctx.build, expect="fixed", log=log,
+            rc = driver_runs.run(tree, env, venv, build=ctx.build,
+                                 expect=run_env.EXPECT_FIXED, log=log,
                                  root=ctx.root, need_fixture=True)
         ran, outcome = unittest_outcome(
             f"real Ironic contract + end-to-end tests [{mode}]", log_path, rc)

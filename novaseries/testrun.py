@@ -19,7 +19,7 @@ import time
 
 from novaseries import cores, flake8_run, modes, pep8job, selecting, stestr_run, venvs
 from novaseries import targets as targets_mod, tree as tree_mod
-from novaseries.ironic import driver_runs, layout as ironic_layout, pike
+from novaseries.ironic import driver_runs, layout as ironic_layout, pike, run_env
 from novaseries.outcomes import Outcome, cannot_run, missing_interpreter, unittest_outcome
 from novaseries.util import say
 
@@ -187,7 +187,8 @@ def pike_driver_outcomes(ctx):
     with tree_mod.scratch_worktree(tree, tree_mod.BASE_TAG,
                                    ctx.tree("pike-unpatched")) as unpatched:
         results = driver_runs.run_pike(
-            [("unpatched", unpatched, "bug"), ("patched", tree, "fixed")],
+            [("unpatched", unpatched, run_env.EXPECT_BUG),
+             ("patched", tree, run_env.EXPECT_FIXED)],
             venvs.test_env(target, venv, tree), venv, build=ctx.build, log_dir=log_dir,
             root=ctx.root)
     for label, rc, log_path in results:

@@ -223,6 +223,13 @@ class PikeEnvironmentTest(unittest.TestCase):
                           (driver_runs.PIKE_DRIVER_TESTS / "test_pike_e2e.py").read_text())
         self.assertEqual(set(run_env.PIKE), set(read))
 
+    def test_pikes_tests_spell_the_expectations(self):
+        text = (driver_runs.PIKE_DRIVER_TESTS / "test_pike_e2e.py").read_text()
+        default = re.findall(r"os\.environ\.get\('REALIRONIC_EXPECT', '(\w+)'\)", text)
+        compared = re.findall(r"_EXPECT == '(\w+)'", text)
+        self.assertEqual([run_env.EXPECT_AUTO], default)
+        self.assertEqual({run_env.EXPECT_AUTO, run_env.EXPECT_FIXED}, set(compared))
+
 
 class NeedFixtureTest(unittest.TestCase):
     """driver_runs.run's environment: the caller's test environment, and

@@ -41,7 +41,7 @@ import sys
 
 from novaseries.ironic import (driver_runs, hang_probe_run, layout as ironic_layout, pike,
                                service)
-from novaseries.ironic import venv_setup
+from novaseries.ironic import run_env, venv_setup
 from novaseries import modes as modes_mod, outcomes as outcomes_mod, targets as targets_mod
 from novaseries import testrun, venvs
 from novaseries.commands import common
@@ -80,7 +80,7 @@ def add_arguments(parser, ctx):
         tests.add_argument("--tree", help="a Nova tree with the series " + _TREE_DEFAULT),
         tests.add_argument("--nova-venv", help=_VENV_HELP),
         tests.add_argument("-k", dest="pattern", help="only tests matching this"),
-        tests.add_argument("--expect", choices=("auto", "fixed", "bug"), default="auto",
+        tests.add_argument("--expect", choices=run_env.EXPECTATIONS, default=run_env.EXPECT_AUTO,
                            help="what spawn() must raise in the end-to-end tests "
                            "(default: detected from the tree)"),
         _mode(tests, ctx)]

@@ -66,7 +66,7 @@ def run(tree, test_env, nova_venv, build=None, pattern=None, expect=None,
     t0 = time.monotonic()
     python, env = nova_venv_env(tree, test_env, nova_venv, build, root)
     env.update({run_env.REQUIRED: "1", run_env.EXPECT: expect or env.get(
-        run_env.EXPECT, "auto")})
+        run_env.EXPECT, run_env.EXPECT_AUTO)})
     if need_fixture:
         env[run_env.NEED_FIXTURE] = "1"
     tests = str(DRIVER_TESTS)

@@ -11,9 +11,11 @@ this module; they spell :data:`PIKE`'s names themselves
 
 #: ``1``: a missing piece (Nova, the Ironic venv) is an error, not a skip.
 REQUIRED = "REALIRONIC_REQUIRED"
-#: What the end-to-end tests expect of the series: ``fixed``, ``bug`` or
-#: ``auto`` (detected from the tree).
+#: What the end-to-end tests expect of the series: one of
+#: :data:`EXPECTATIONS`.
 EXPECT = "REALIRONIC_EXPECT"
+#: :data:`EXPECT`'s values: the fix, the bug, or detected from the tree.
+EXPECT_FIXED, EXPECT_BUG, EXPECT_AUTO = EXPECTATIONS = ("fixed", "bug", "auto")
 #: The same for the node-leak changes (set by hand; ``driver-tests`` does
 #: not set it).
 EXPECT_NODELEAK = "REALIRONIC_EXPECT_NODELEAK"

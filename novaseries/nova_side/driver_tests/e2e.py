@@ -70,18 +70,19 @@ _REAL_GET_ENDPOINT = openstack.proxy.Proxy.get_endpoint
 #: Detected from the tree unless REALIRONIC_EXPECT says "fixed" or "bug"
 #: (then a tree that does not match fails instead of switching
 #: expectations).
-_EXPECT = os.environ.get(run_env.EXPECT, 'auto')
-EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
-                else _EXPECT == 'fixed')
+_EXPECT = os.environ.get(run_env.EXPECT, run_env.EXPECT_AUTO)
+EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost')
+                if _EXPECT == run_env.EXPECT_AUTO else _EXPECT == run_env.EXPECT_FIXED)
 
 #: True: the tests expect the change for bug 2169776 (patches/nodeleak:
 #: destroy() retries the tear-down of a locked node).  Detected from the tree unless
 #: REALIRONIC_EXPECT_NODELEAK says "fixed" or "bug"; not REALIRONIC_EXPECT:
 #: that change is not in the series' tree that CI tests with --expect fixed.
-_EXPECT_NODELEAK = os.environ.get(run_env.EXPECT_NODELEAK, 'auto')
+_EXPECT_NODELEAK = os.environ.get(run_env.EXPECT_NODELEAK, run_env.EXPECT_AUTO)
 EXPECT_NODELEAK_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')
-    if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
+    if _EXPECT_NODELEAK == run_env.EXPECT_AUTO
+    else _EXPECT_NODELEAK == run_env.EXPECT_FIXED)
 
 #: True: the tests expect the change for bug 2169200 (patches/nodeleak:
 #: the driver also lists the deleted instances of the nodes its hash ring owns,
@@ -93,7 +94,8 @@ EXPECT_NODELEAK_FIXED = (
 #: judged right.
 EXPECT_REAP_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_deleted_instances_on_ring_nodes')
-    if _EXPECT_NODELEAK == 'auto' else _EXPECT_NODELEAK == 'fixed')
+    if _EXPECT_NODELEAK == run_env.EXPECT_AUTO
+    else _EXPECT_NODELEAK == run_env.EXPECT_FIXED)
 
 CONF = nova.conf.CONF
 
