@@ -151,7 +151,8 @@ class TableTest(unittest.TestCase):
                           'ACT_IN_REBUILD_KINDS', 'AFTERMATH_ACTIONS',
                           'DEPLOY_FAIL_ACTIONS', 'ENDING_DEPLOY_ACTIONS',
                           'MAIN_THREAD_DELETE_ACTIONS', 'OTHER_INSTANCE_ACTIONS',
-                          'TEARDOWN_LOOP', 'SCENARIOS_KEY', 'BENCH_KEY'},
+                          'TEARDOWN_LOOP', 'SCENARIOS_KEY', 'BENCH_KEY',
+                          'PROGRESS_PREFIX'},
                          taken['novaseries.scenarios.scenario'])
         # ... and the table needs nothing but Scenario and its checks,
         # which need nothing but the standard library and each other

@@ -24,7 +24,7 @@ While "down" (:meth:`ApiProxy.down`) it answers instead of Ironic:
   answers: a hung ironic-api worker, a load balancer with a dead
   backend and no timeout of its own); Ironic never sees the request.  A
   held connection ends when the client closes it (the proxy notices
-  within 0.05 s) or when the outage ends: :meth:`ApiProxy.up` (and
+  within :data:`HANG_POLL` seconds) or when the outage ends: :meth:`ApiProxy.up` (and
   :meth:`ApiProxy.stop`) close every held connection without an answer,
   so a client still waiting then sees the connection closed (as after a
   restart of the API behind a load balancer), not a late answer.

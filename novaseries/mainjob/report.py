@@ -40,7 +40,8 @@ def _wait_text(obs, interval=DEFAULT_API_RETRY_INTERVAL):
 
 
 def _wall_text(obs):
-    """Wall time from the action to the end at api_retry_interval = 0."""
+    """Wall time from the action to the end (the column's title says at
+    which poll interval: ``table``'s ``wall``)."""
     if obs.get('status') in STUCK:
         return 'never'
     wall = obs.get('wall_seconds_after_action')

@@ -18,7 +18,7 @@ import threading
 from novaseries import procs, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
 from novaseries.scenarios import bench_table
-from novaseries.scenarios.scenario import BENCH_KEY, SCENARIOS_KEY, TREES
+from novaseries.scenarios.scenario import BENCH_KEY, PROGRESS_PREFIX, SCENARIOS_KEY, TREES
 from novaseries.util import LOG_TAIL_LINES, HarnessError, nova_side_pythonpath, say
 
 #: The scenario player, run as ``python -m PLAYER`` in Nova's venv.
@@ -64,7 +64,7 @@ def _stream(proc, label, lines):
     for line in proc.stdout:
         line = line.rstrip('\n')
         lines.append(line)
-        if line.startswith('  ['):
+        if line.startswith(PROGRESS_PREFIX):
             say(f"  {label:10}{line.strip()}")
 
 

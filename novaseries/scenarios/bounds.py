@@ -26,7 +26,7 @@ one_call_per_poll.text = '1 Ironic call per poll'
 #: reschedule's whole deploy), with a margin.
 DEFAULT_MAX_POLLS = 16
 #: Polls of a ``user-delete`` scenario: its first deploy is held in ``wait
-#: call-back`` (a poll every 0.05 s at most) until the player's main thread
+#: call-back`` (a poll every ``held_poll_wait`` at most) until the player's main thread
 #: has deleted the server, whenever it gets to it, so their number varies
 #: with the machine's load: a wider bound.
 HELD_MAX_POLLS = 24

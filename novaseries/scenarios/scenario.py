@@ -30,6 +30,10 @@ TREES = (REPRODUCER, FIXED)
 SCENARIOS_KEY = 'scenarios'
 BENCH_KEY = 'bench'
 
+#: How each progress line the player prints begins (``<prefix>i/n] name
+#: status``): the harness echoes those lines of its output.
+PROGRESS_PREFIX = '  ['
+
 #: What a scenario's ``kind`` plays: kind -> what (the player's method
 #: for each: ``play_kinds.KIND_PLAYERS``; an unknown kind is refused).
 KINDS = {

@@ -77,7 +77,7 @@ EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost')
 #: True: the tests expect the change for bug 2169776 (patches/nodeleak:
 #: destroy() retries the tear-down of a locked node).  Detected from the tree unless
 #: REALIRONIC_EXPECT_NODELEAK says "fixed" or "bug"; not REALIRONIC_EXPECT:
-#: that change is not in the series' tree that CI tests with --expect fixed.
+#: the change is not part of the series that --expect is about.
 _EXPECT_NODELEAK = os.environ.get(run_env.EXPECT_NODELEAK, run_env.EXPECT_AUTO)
 EXPECT_NODELEAK_FIXED = (
     hasattr(ironic_driver.IronicDriver, '_unprovision_when_unlocked')

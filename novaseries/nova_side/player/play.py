@@ -53,7 +53,8 @@ from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
 from novaseries.scenarios import bench_table  # noqa: E402
-from novaseries.scenarios.scenario import BENCH_KEY, SCENARIOS_KEY  # noqa: E402
+from novaseries.scenarios.scenario import (  # noqa: E402
+    BENCH_KEY, PROGRESS_PREFIX, SCENARIOS_KEY)
 from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 
 
@@ -98,8 +99,8 @@ def main(argv=None):
     for i, name in enumerate(names, 1):
         rec = run_scenario(BY_NAME[name], base, **attrs)
         out[SCENARIOS_KEY].append(rec)
-        print('  [%d/%d] %-32s %s%s (%.1fs)' % (
-            i, len(names), name, rec.get('status'),
+        print('%s%d/%d] %-32s %s%s (%.1fs)' % (
+            PROGRESS_PREFIX, i, len(names), name, rec.get('status'),
             ' ERROR IN PLAYER' if rec.get('error') else '',
             rec.get('test_seconds', 0)), file=sys.stdout, flush=True)
     if args.bench:
