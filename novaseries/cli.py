@@ -16,13 +16,13 @@ import signal
 import sys
 
 from novaseries import __version__
-from novaseries.commands import (backport, check_commits, ci, export, ironic, mutate,
-                                 prepare, quilt, run, targets, test)
+from novaseries.commands import (backport, check_commits, ci, explore, export, ironic,
+                                 mutate, prepare, quilt, run, targets, test)
 from novaseries.util import Context, HarnessError, setup_logging
 
 #: The subcommands, in the order ``novaseries --help`` lists them.
 COMMANDS = (targets, prepare, export, backport, quilt, test, check_commits, ci, run,
-            ironic, mutate)
+            explore, ironic, mutate)
 
 
 def command_name(module):

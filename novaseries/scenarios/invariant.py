@@ -57,7 +57,7 @@ def _freed(node, server_id):
             node.get('target_provision_state') == 'available')
 
 
-def _leftover_parts(obs, claim_kept):
+def leftover_parts(obs, claim_kept):
     """:func:`leftovers` as ``(part of END_STATE_PARTS, text)`` pairs; a
     field the rules need that the observation lacks is ``(None, 'no
     <field> recorded')``, which no waiver covers."""
@@ -195,7 +195,7 @@ def leftovers(obs, claim_kept=False, waive=()):
     A field these rules need that the observation lacks is a leftover
     text (``no <field> recorded``), whatever is waived.
     """
-    return [text for part, text in _leftover_parts(obs, claim_kept)
+    return [text for part, text in leftover_parts(obs, claim_kept)
             if part not in waive]
 
 

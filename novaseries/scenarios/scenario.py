@@ -93,6 +93,10 @@ ACTIONS = {
                        "until the build has settled, and right after the "
                        "driver's first read it refused the player's main "
                        'thread deletes the server (kind outage-delete)',
+    'lock-briefly': "Ironic's conductor holds the node's lock for a moment "
+                    '(a heartbeat, the power state sync): the next change '
+                    'requested of the node is refused with 409 (the fake '
+                    "Ironic only: the explorer's)",
 }
 
 #: The actions that take the Bare Metal API down (against a real Ironic,

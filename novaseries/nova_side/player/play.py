@@ -27,6 +27,9 @@ Usage (what ``novaseries run`` does for each tree)::
         -m novaseries.nova_side.player.play --out results.json \\
         --bench N:S:K[:option=value,...] RUN [--deadline S]
 
+``--serve`` plays the explorer's cases (``novaseries explore``), one
+JSON request per line of stdin, until its end (``play_explore.serve``).
+
 ``--bench`` makes one run (number RUN, its seed) of one benchmark spec
 (``bench_table.parse``); the harness starts a process for each run. A run
 prints a progress line every ``play_bench.BENCH_PROGRESS_EVERY`` seconds on
@@ -48,7 +51,7 @@ import sys
 import nova.tests.functional  # noqa: F401  isort:skip
 
 from novaseries.ironic import real_backend  # noqa: E402
-from novaseries.nova_side.player import play_bench  # noqa: E402
+from novaseries.nova_side.player import play_bench, play_explore  # noqa: E402
 from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.play_real import RealScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
@@ -60,7 +63,10 @@ from novaseries.scenarios.scenario_table import BY_NAME, SCENARIOS  # noqa: E402
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--out', required=True)
+    parser.add_argument('--out')
+    parser.add_argument('--serve', action='store_true',
+                        help="play the explorer's cases, read from stdin "
+                        '(play_explore.serve), until its end')
     parser.add_argument('--scenario', action='append', default=[])
     parser.add_argument('--bench', nargs=2, metavar=('N:S:K[:opt=val,...]',
                                                      'RUN'))
@@ -77,6 +83,11 @@ def main(argv=None):
                         'seconds (if S > 0) dumps its threads and locks to '
                         'stderr, writes a record with an error and exits 3')
     args = parser.parse_args(argv)
+    if args.serve:
+        play_explore.serve(sys.stdin, sys.stdout)
+        return 0
+    if not args.out and not args.list:
+        parser.error('--out is required (but with --serve or --list)')
     if args.list:
         json.dump([s.describe() for s in SCENARIOS], sys.stdout, indent=1)
         return 0

@@ -112,7 +112,8 @@ class Recorder:
             c.method for c in after if c.node == first_node and
             c.method not in ironic_fixture.READ_METHODS]
         rec['hooks_fired'] = list(self._acted.get('fired', []))
-        if sc.action in OTHER_INSTANCE_ACTIONS:
+        if {sc.action, *(step[1] for step in sc.then)} & \
+                OTHER_INSTANCE_ACTIONS:
             rec['other_instance'] = OTHER_INSTANCE
         rec['error_saves'] = self.error_saves.count(sid)
         rec['faults_created'] = [m for u, m in self.faults_created

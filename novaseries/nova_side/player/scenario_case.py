@@ -199,6 +199,9 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
         self.ironic.undeploy(node_id)
         self.api.delete_server(server_id)
 
+    def _act_lock_briefly(self, node_id, server_id):
+        self.ironic.lock_briefly(node_id)
+
     def _act_api_blip(self, node_id, server_id):
         self._api_outage(node_id, 503, back=True)
 

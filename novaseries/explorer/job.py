@@ -1,0 +1,161 @@
+"""``novaseries explore``'s work: prepare the fixed tree (the packaged
+stack of the target's release, as the main job's fixed tree; with a
+mutation, a scratch copy of it mutated), then in each mode and for each
+seed one search (``search.search``) with one serving player
+(``player.ServingPlayer``), printing each case and each failure; write
+the JSON (:func:`explore`); or play one case (:func:`replay`).
+"""
+
+import contextlib
+import json
+import time
+
+from novaseries import mutations, targets as targets_mod, venvs
+from novaseries import tree as tree_mod
+from novaseries.explorer import search as search_mod
+from novaseries.explorer.player import ServingPlayer
+from novaseries.mainjob.report import put, write_json
+from novaseries.scenarios import explore_space, universal
+from novaseries.util import file_lock, say
+
+#: The explorer's folder: ``build/RESULTS`` (its tree, results and lock).
+RESULTS = 'explore'
+#: The JSON of the last run, in :data:`RESULTS`.
+RUN_JSON = 'explore.json'
+#: The fixed seeds CI explores, in each default mode, and the cases of
+#: each (``ci`` step ``explorer``).
+CI_SEEDS = (1, 2)
+CI_CASES = 25
+
+
+@contextlib.contextmanager
+def explore_tree(ctx, target, mutation=None):
+    """The tree the explorer plays in: ``build/explore/tree``, the packaged
+    stack of ``target``'s release (``targets.stack_target``), prepared
+    anew; with ``mutation`` (a name of ``mutations.MUTATIONS``) a scratch
+    worktree of it with the mutation applied (removed after).  Holds
+    ``build/explore/explore.lock`` meanwhile: one explorer at a time."""
+    stack = targets_mod.stack_target(ctx, target.release)
+    base = ctx.build / RESULTS
+    base.mkdir(parents=True, exist_ok=True)
+    with file_lock(base / 'explore.lock', 'the explorer (build/explore)'):
+        tree = tree_mod.prepare(ctx, stack, base / 'tree', force=True)
+        if mutation is None:
+            yield tree
+            return
+        with tree_mod.scratch_worktree(tree, 'HEAD') as work:
+            for name, line in mutations.apply(work, mutations.get(mutation)):
+                say(f"mutation {mutation}: line {line} ({name})")
+            yield work
+
+
+def _progress(mode, seed, cases):
+    def progress(number, case, problems):
+        verdict = 'ok' if not problems else 'FAILS ' + problems[0][0]
+        put(f"  [explore {mode} seed {seed} {number}/{cases}+] "
+            f"{search_mod.describe(case)}: {verdict}")
+    return progress
+
+
+def explore(ctx, target_name, seeds, cases, modes, mutation=None,
+            shrink_cases=search_mod.SHRINK_CASES, json_out=None):
+    """Explore: in each of ``modes``, ``cases`` cases of each seed of
+    ``seeds``; print each case and each failure (its rule, its minimal
+    case, the command that replays it and the main-job scenario that
+    keeps it) and a summary line per mode.
+
+    :returns: ``(failures, results)``: the failures (``search.Failure``,
+        each with its ``mode``) and ``{mode: {seed: search.Searched}}``.
+    """
+    target = targets_mod.get(ctx, target_name)
+    venv, _ = venvs.ensure_venv(ctx, target)
+    results, failures = {}, []
+    out = ctx.build / RESULTS
+    with explore_tree(ctx, target, mutation) as tree:
+        for mode in modes:
+            moded = targets_mod.mode_target(target, mode)
+            results[mode] = {}
+            start = time.monotonic()
+            with ServingPlayer(moded, venv, tree, out / 'cases',
+                               out / f"player.{mode}.log") as player:
+                for seed in seeds:
+                    found = search_mod.search(
+                        lambda case: player.play(f"explore-{seed}", case),
+                        seed, cases, shrink_cases,
+                        _progress(mode, seed, cases))
+                    results[mode][seed] = found
+                    for failure in found.failures:
+                        failure.mode = mode
+                        failures.append(failure)
+                        _print_failure(failure, target_name, mutation)
+            played = sum(len(f.played) for f in results[mode].values())
+            put(f"explore {mode} mode: {played} cases played "
+                f"({len(seeds)} seeds x {cases}, and shrinking), "
+                f"{len({k for f in results[mode].values() for k in f.played})} "
+                f"distinct schedules, "
+                f"{sum(len(f.failures) for f in results[mode].values())} "
+                f"failure(s); {time.monotonic() - start:.0f} s")
+    write_json(json_out or out / RUN_JSON, _json(results, failures, mutation))
+    return failures, results
+
+
+def replay_command(failure, target_name, mutation):
+    """The command that plays the failure's minimal case again."""
+    return (f"python3 -m novaseries explore --target {target_name} --mode "
+            f"{failure.mode} --replay '{json.dumps(failure.case)}'"
+            + (f" --mutation {mutation}" if mutation else ""))
+
+
+def _print_failure(failure, target_name, mutation):
+    put(f"FAILURE ({failure.mode} mode, seed {failure.seed}): rule "
+        f"{failure.rule}: {universal.rule_text(failure.rule)}")
+    put(f"  minimal case: {search_mod.describe(failure.case)}")
+    for rule, text in failure.problems:
+        put(f"  {rule}: {text}")
+    put(f"  replay: {replay_command(failure, target_name, mutation)}")
+    put("  as a main-job scenario (scenario_table.py; write its checks):")
+    for line in search_mod.scenario_source(failure).splitlines():
+        put(f"    {line}")
+
+
+def _json(results, failures, mutation):
+    return {
+        'mutation': mutation,
+        'modes': {mode: {str(seed): {
+            'cases': [{'case': case, 'problems': problems}
+                      for case, problems in found.played.values()]}
+            for seed, found in by_seed.items()}
+            for mode, by_seed in results.items()},
+        'failures': [{'mode': f.mode, 'seed': f.seed, 'rule': f.rule,
+                      'case': f.case, 'problems': f.problems,
+                      'observation': f.obs} for f in failures],
+    }
+
+
+def replay(ctx, target_name, case, mode, mutation=None):
+    """Play ``case`` (a dict of ``explore_space.CASE_FIELDS``) once in
+    ``mode`` and judge it; print the observation's end and the problems.
+
+    :returns: the problems (``[(rule, text)]``; empty: every rule held).
+    :raises ValueError: a case outside the explorer's table.
+    """
+    problem = explore_space.check(case)
+    if problem:
+        raise ValueError(f"--replay: {problem}")
+    target = targets_mod.get(ctx, target_name)
+    venv, _ = venvs.ensure_venv(ctx, target)
+    out = ctx.build / RESULTS
+    with explore_tree(ctx, target, mutation) as tree, ServingPlayer(
+            targets_mod.mode_target(target, mode), venv, tree, out / 'cases',
+            out / f"player.{mode}.log") as player:
+        obs = player.play('explore-replay', case)
+    put(f"{search_mod.describe(case)}")
+    for field in ('status', 'task_state', 'host', 'fault', 'hooks_fired',
+                  'refused', 'build_results', 'error'):
+        put(f"  {field}: {obs.get(field)}")
+    problems = universal.problems(obs)
+    for rule, text in problems:
+        put(f"  {rule}: {text}")
+    put('every rule holds' if not problems else
+        f"{len(problems)} rule(s) broken")
+    return problems

@@ -1,0 +1,85 @@
+"""The explorer's side of the player: :class:`ExploreScenarioTest` plays
+a generated case against the fake Ironic, and :func:`serve` plays the
+cases the harness sends, one at a time, in one process
+(``play --serve``; the harness's end: ``novaseries.explorer.player``).
+
+A generated schedule may ask for what Ironic refuses: an undeploy of a
+node already being torn down, an abort outside ``wait call-back``, a
+deploy failure of a node that is not deploying, anything on a node an
+earlier step deleted; or a user's delete of a server already gone.  As
+for an operator or a user, the request is refused and nothing happens:
+the step is recorded in ``refused`` (with Ironic's or the API's answer)
+and the case goes on.
+"""
+
+import functools
+import json
+
+# The test package applies Nova's monkey patching; it must come first.
+import nova.tests.functional  # noqa: F401  isort:skip
+from nova.tests.fixtures import ironic_api  # noqa: E402
+from nova.tests.functional.api import client  # noqa: E402
+from openstack import exceptions as sdk_exc  # noqa: E402
+
+from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
+from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
+from novaseries.scenarios.explore_space import SERVE_DONE, scenario_of  # noqa: E402
+
+#: What a refused step raises: Ironic's refusals (openstacksdk's HTTP
+#: errors), the fake's for an event its node's state has no transition
+#: for (a deploy failure of a node not deploying) or for a node deleted,
+#: and the compute API's 404 for a server already deleted.
+REFUSALS = (sdk_exc.HttpException, ironic_api.InvalidFixtureUse,
+            client.OpenStackApiNotFoundException)
+
+
+#: How much of a refusal's answer ``refused`` keeps (characters).
+REFUSAL_CHARS = 120
+
+
+class ExploreScenarioTest(FakeScenarioTest):
+    """FakeScenarioTest whose steps may be refused (recorded in
+    ``refused``: ``action: answer``, in the order they came)."""
+
+    def _refusable(self, action, play, node_id, server_id):
+        try:
+            play(node_id, server_id)
+        except REFUSALS as e:
+            answer = str(e).strip()
+            self._acted.setdefault('refused', []).append('%s: %s' % (
+                action, answer.splitlines()[0][:REFUSAL_CHARS] if answer
+                else type(e).__name__))
+
+    def _act(self, action, node_id, server_id):
+        self._refusable(action, functools.partial(super()._act, action),
+                        node_id, server_id)
+
+    def _act_undeploy_delete(self, node_id, server_id):
+        # each half on its own: a refused undeploy still deletes
+        self._refusable('undeploy', self._act_undeploy, node_id, server_id)
+        self._act_delete(node_id, server_id)
+
+    def _record(self, sc, rec, *args, **kwargs):
+        super()._record(sc, rec, *args, **kwargs)
+        rec['refused'] = list(self._acted.get('refused', []))
+
+
+def serve(requests, replies):
+    """Play each request of ``requests`` (lines of JSON: ``{"name",
+    "case", "out"}``, ``case`` a dict of ``explore_space.CASE_FIELDS``):
+    write the observation (``scenario_table.OBSERVATION``) to ``out``,
+    then the line ``SERVE_DONE + out`` to ``replies``.  Returns at the
+    end of ``requests``.
+
+    :raises ValueError: a request that is not JSON or a case outside the
+        explorer's table (``explore_space.scenario_of``).
+    """
+    for line in requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        rec = run_scenario(scenario_of(request['name'], request['case']),
+                           ExploreScenarioTest)
+        with open(request['out'], 'w') as f:
+            json.dump(rec, f, sort_keys=True, default=str)
+        print(SERVE_DONE + request['out'], file=replies, flush=True)

@@ -1,0 +1,129 @@
+"""What the explorer draws its cases from (a declared table): the
+starting points and the events each may begin with (:data:`STARTS`), the
+events a later step may be (:data:`STEP_ACTIONS`), the loops a step may
+count the polls of, and the bounds of every number.  A case is a
+``scenario.Scenario`` of the player's fields (:data:`CASE_FIELDS`); the
+harness's Hypothesis strategies (``novaseries.explorer.generate``) build
+cases from this table and the player plays them like the main job's
+scenarios.  :func:`check` refuses a case outside the table.
+
+Standard library only: the player imports it in Nova's virtualenv.
+"""
+
+from novaseries.scenarios.scenario import (
+    ACTIONS, DEPLOY_LOOP, KINDS, MAIN_THREAD_DELETE_ACTIONS, Scenario,
+    STEP_LOOPS)
+
+#: Starting point (a kind of ``scenario.KINDS``) -> the events (actions of
+#: ``scenario.ACTIONS``) its first step may be; None: no step at all.
+#: ``build``: a new build, the steps during its deploy (and what follows:
+#: its clean-up, a reschedule's deploy); ``rebuild``: an ACTIVE server
+#: rebuilt, the steps during the rebuild's deploy; ``build-delete`` and
+#: ``undeploy-active-delete``: an ACTIVE server the user deletes (an
+#: operator's undeploy first); ``outage-delete``: the Bare Metal API down
+#: from the first step until the build has settled, then the user's delete.
+#: Left out: the kinds of one bug's fixed steps (``reap``, ``recovery``,
+#: the rebuild of an ERROR server or at the newest microversion,
+#: ``cleanup-fail-delete``), and events only the first step can be
+#: (``user-delete`` and the outages hold the deploy for the player).
+STARTS = {
+    'build': (None, 'undeploy', 'maintenance-delete', 'fail', 'abort',
+              'reassociate', 'delete', 'undeploy-delete', 'lock-briefly',
+              'user-delete', 'api-blip'),
+    'rebuild': ('undeploy', 'maintenance-delete', 'fail', 'abort', 'delete',
+                'undeploy-delete', 'lock-briefly'),
+    'outage-delete': ('api-down', 'api-down-delete'),
+    'build-delete': (None,),
+    'undeploy-active-delete': (None,),
+}
+#: The events a step after the first may be (at its poll of the deploy,
+#: or of the wait for the tear-down).
+STEP_ACTIONS = ('undeploy', 'maintenance-delete', 'fail', 'abort',
+                'reassociate', 'delete', 'undeploy-delete', 'lock-briefly')
+#: The loops a later step counts the polls of (None: the deploy's).
+STEP_LOOP_CHOICES = (None,) + STEP_LOOPS
+#: ``(least, most)`` of each number of a case.  The first step's poll is
+#: one the first deploy always reaches (it takes ``deploying_reads`` +
+#: ``scenario.CALLBACK_READS`` polls); a later step's may never come (then
+#: it does not run: ``hooks_fired`` says what ran).
+NODES = (1, 3)
+MAX_ATTEMPTS = (1, 3)
+FIRST_POLL = (1, 3)
+STEP_POLL = (1, 6)
+STEPS = (0, 3)
+DEPLOYING_READS = (1, 2)
+DELETING_READS = (0, 3)
+#: ``[ironic] api_max_retries`` of a case (None: Nova's default).
+API_MAX_RETRIES = (None, 0, 1, 2)
+#: The Scenario fields a case sets (the rest are the expectations, which
+#: the explorer does not write: ``universal.problems`` judges every case).
+CASE_FIELDS = ('kind', 'action', 'after_polls', 'then', 'nodes',
+               'max_attempts', 'delete_on_reschedule', 'port',
+               'deploying_reads', 'deleting_reads', 'api_max_retries')
+
+assert set(STARTS) <= set(KINDS)
+assert {a for starts in STARTS.values() for a in starts} - {None} \
+    | set(STEP_ACTIONS) <= set(ACTIONS)
+assert not MAIN_THREAD_DELETE_ACTIONS & set(STEP_ACTIONS)
+assert DEPLOY_LOOP not in STEP_LOOP_CHOICES
+
+
+def _within(value, bounds):
+    return isinstance(value, int) and bounds[0] <= value <= bounds[1]
+
+
+def check(case):
+    """Why ``case`` (a dict of :data:`CASE_FIELDS`) is outside the table,
+    or None."""
+    unknown = sorted(set(case) - set(CASE_FIELDS))
+    if unknown:
+        return 'unknown field(s): %s' % ', '.join(unknown)
+    kind, action = case.get('kind'), case.get('action')
+    if kind not in STARTS:
+        return 'kind %r is not a starting point (%s)' % (kind, ', '.join(STARTS))
+    if action not in STARTS[kind]:
+        return 'a %s case does not start with %r' % (kind, action)
+    then = case.get('then') or ()
+    if then and action is None:
+        return 'steps without a first step'
+    if not _within(len(then), STEPS):
+        return '%d steps (at most %d)' % (len(then), STEPS[1])
+    for step in then:
+        polls, act, *loop = step
+        if act not in STEP_ACTIONS or not _within(polls, STEP_POLL) or \
+                (loop and loop[0] not in STEP_LOOPS) or len(loop) > 1:
+            return 'step %r outside the table' % (step,)
+    for field, bounds in (('nodes', NODES), ('max_attempts', MAX_ATTEMPTS),
+                          ('deploying_reads', DEPLOYING_READS),
+                          ('deleting_reads', DELETING_READS)):
+        if not _within(case.get(field), bounds):
+            return '%s %r outside %s' % (field, case.get(field), bounds)
+    if action is not None and not _within(case.get('after_polls'), FIRST_POLL):
+        return 'after_polls %r outside %s' % (case.get('after_polls'), FIRST_POLL)
+    if case.get('api_max_retries') not in API_MAX_RETRIES:
+        return 'api_max_retries %r' % (case.get('api_max_retries'),)
+    return None
+
+
+#: What every case sets beyond the table: Ironic's conductor finishes its
+#: pending work before the end is recorded (``Scenario.finish_ironic_work``:
+#: the fake moves on by reads, and a tear-down Nova leaves to Ironic is
+#: polled by nobody; a real Ironic ends it by itself).
+CASE_SETTINGS = {'finish_ironic_work': True}
+#: How the player (``play --serve``) says it has written a case's
+#: observation: a line of its output, this then the file's path.
+SERVE_DONE = 'explore-done '
+
+
+def scenario_of(name, case):
+    """The ``scenario.Scenario`` that plays ``case`` (a dict of
+    :data:`CASE_FIELDS`), called ``name``.
+
+    :raises ValueError: a case outside the table (:func:`check`), or one
+        Scenario refuses.
+    """
+    problem = check(case)
+    if problem:
+        raise ValueError('case %s: %s' % (name, problem))
+    return Scenario(name=name, title='a case of the explorer',
+                    source='novaseries explore', **dict(case, **CASE_SETTINGS))
