@@ -46,14 +46,18 @@ class Mutation:
         the code to do anything (pike's driver has no
         ``ironic_connection``: the mutation's read would fail there and be
         swallowed, so every test would pass).
+    :param replace: instead of ``anchors`` and ``code``: ``(old, new)``
+        texts, each ``old`` found exactly once in the file and replaced
+        (a planted defect: a guard of the series removed).
     """
 
     name: str
     description: str
     path: str
-    anchors: tuple
-    code: str
+    anchors: tuple = ()
+    code: str = ""
     requires: str = ""
+    replace: tuple = ()
 
 
 #: destroy() and the ironic driver's deploy and tear-down waits, as
@@ -78,8 +82,38 @@ def driver_read(name, description, read):
               "    pass\n"))
 
 
+#: Planted defects: each removes one guard of the series from the fixed
+#: tree (``replace``), for the explorer to find (``novaseries explore
+#: --mutation``).
+PLANTED = (
+    Mutation("leave-teardown-early",
+             "destroy() returns at once when it finds the node deleting, also "
+             "in a failed build's clean-up (which must wait for Ironic's "
+             "tear-down, or end the build without a reschedule)",
+             "nova/virt/ironic/driver.py",
+             replace=(("            self._leave_teardown_to_ironic(instance, node, "
+                       "outage)\n            return\n",
+                       "            return\n"),)),
+    Mutation("no-409-retry",
+             "destroy() sends the tear-down request once: a 409 of a node "
+             "Ironic's conductor locks for a moment is not retried",
+             "nova/virt/ironic/driver.py",
+             replace=(("        retries = CONF.ironic.api_max_retries\n"
+                       "        for retry in range(retries + 1):\n",
+                       "        retries = 0\n"
+                       "        for retry in range(retries + 1):\n"),)),
+    Mutation("no-reschedule-guard",
+             "the compute manager reschedules a failed build without checking "
+             "that the user is not deleting it",
+             "nova/compute/manager.py",
+             replace=(("                instance.save(expected_task_state="
+                       "BUILD_TASK_STATES)\n",
+                       "                instance.save()\n"),)),
+)
+
 #: The declared mutations, by name.
 MUTATIONS = {m.name: m for m in (
+    *PLANTED,
     driver_read("extra-read",
                 "one more read of the node (nodes(instance_id=...)) at the start of "
                 "destroy() and of each iteration of the ironic driver's deploy and "
@@ -168,6 +202,8 @@ def apply(tree, mutation):
     if not path.is_file():
         raise HarnessError(f"mutation {mutation.name}: {path} does not exist")
     text = path.read_text()
+    if mutation.replace:
+        return _replace(mutation, path, text)
     try:
         module = ast.parse(text, filename=str(path))
     except SyntaxError as exc:
@@ -199,3 +235,28 @@ def apply(tree, mutation):
     inserted = mutation.code.count("\n")
     return [(name, lineno + number * inserted)
             for number, (lineno, _, name) in enumerate(sorted(places))]
+
+
+def _replace(mutation, path, text):
+    """:func:`apply` for a mutation of ``replace`` pairs.
+
+    :returns: ``[(the start of old, line number)]``, one per pair.
+    :raises HarnessError: an ``old`` found other than once, or a text
+        that would not compile (the file is left as it was).
+    """
+    places = []
+    for old, new in mutation.replace:
+        count = text.count(old)
+        if count != 1:
+            raise HarnessError(f"mutation {mutation.name}: {mutation.path} has "
+                               f"{count} copies of {old.strip()[:60]!r}, not one")
+        places.append((old.strip().splitlines()[0],
+                       text[:text.index(old)].count("\n") + 1))
+        text = text.replace(old, new)
+    try:
+        compile(text, str(path), "exec")
+    except SyntaxError as exc:
+        raise HarnessError(f"mutation {mutation.name}: {mutation.path} would not compile "
+                           f"once mutated ({exc}); left as it was") from None
+    path.write_text(text)
+    return places

@@ -17,6 +17,9 @@ FREEING = frozenset(['available', 'deleting', 'cleaning', 'clean wait'])
 #: unless someone tears that deploy down.
 DEPLOYED = frozenset(['deploying', 'wait call-back', 'active',
                       'deploy failed'])
+#: The end-state invariant's text for a server on a node Ironic does not
+#: have (part ``host-node``), of the node's id.
+NODE_GONE = 'on node %s, which Ironic does not have'
 #: Why the port's VIF on the nodes is not checked against a real Ironic.
 NOOP_VIFS = ("VIFs on the nodes: the real Ironic's noop network interface "
              'attaches none (vifs is always empty); the port\'s device_id '
@@ -80,8 +83,7 @@ def leftover_parts(obs, claim_kept):
             left.append(('host-node', 'host %s and node %s disagree' % (
                 obs['host'], own)))
         if own and (find_node(obs, own) or {'deleted': True}).get('deleted'):
-            left.append(('host-node', 'on node %s, which Ironic does not '
-                         'have' % own))
+            left.append(('host-node', NODE_GONE % own))
     if port:
         need = missing(obs, 'port_id', 'port_device_id')
         if need:
