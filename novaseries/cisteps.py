@@ -19,6 +19,10 @@
 * ``main job vs real Ironic``: ``novaseries run --ironic real`` for the
   scenarios of ``scenario_table.REAL_CI``, through Nova's whole stack
   against a real Ironic (``pins/ironic.txt``) per tree;
+* ``explorer``: ``novaseries explore`` with its CI seeds in every mode
+  (cases generated from the seeds, through Nova's whole stack with the
+  fake Ironic on the packaged stack, each judged by
+  ``scenarios/universal.py``'s rules);
 * ``mypy <release>-all``: the release's pep8 job's mypy on the tree a
   packager ships (:func:`novaseries.pep8job.mypy_run.run_mypy`), once per
   release whose ``[releases.<name>]`` says ``mypy = true``
@@ -37,6 +41,7 @@ import json
 import typing
 
 from novaseries import testrun, venvs
+from novaseries.explorer import job as explorer_job
 from novaseries.mainjob import backends, job as mainjob_job, judge
 from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY, RUNID_KEY
 from novaseries.scenarios import scenario_table
@@ -220,6 +225,30 @@ def main_job_real_step(ctx):
     return outcomes
 
 
+def explorer_step(ctx):
+    """Run the explorer (``novaseries explore``) with its CI seeds
+    (``explorer.job.CI_SEEDS``, ``CI_CASES`` cases each) in every mode of
+    targets.toml ``[modes]``; one Outcome per mode: the cases that kept
+    every rule passed, each failure (a rule broken, shrunk) failed."""
+    modes = modes_mod.load_modes(ctx)
+    failures, results = explorer_job.explore(
+        ctx, targets_mod.DEFAULT_TARGET, explorer_job.CI_SEEDS,
+        explorer_job.CI_CASES, tuple(modes))
+    outcomes = []
+    for mode, by_seed in results.items():
+        played = [problems for found in by_seed.values()
+                  for _, problems in found.played.values()]
+        broken = [f for f in failures if f.mode == mode]
+        outcomes.append(Outcome(
+            f"explorer [{mode}]: cases that keep every rule",
+            passed=sum(1 for problems in played if not problems),
+            failed=len(broken),
+            note="; ".join([f"seeds {', '.join(map(str, by_seed))}, "
+                            f"{len(played)} cases"] +
+                           [f"seed {f.seed}: {f.rule}" for f in broken])))
+    return outcomes
+
+
 def mypy_step(name):
     """The step function of mypy on target ``name``'s tree at HEAD (an
     ``-all`` target: its tree and the release's tool venv are then ready):
@@ -270,6 +299,7 @@ def standing_steps(ctx):
         Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
         Step("main job vs real Ironic", main_job_real_step,
              targets=(targets_mod.DEFAULT_TARGET, stack), light=True),
+        Step("explorer", explorer_step, targets=(targets_mod.DEFAULT_TARGET,)),
     )
 
 

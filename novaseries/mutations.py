@@ -11,11 +11,14 @@ changes on their own).  The driver's behaviour is unchanged (the read's
 answer is thrown away; an error is swallowed), so a functional test that
 fails with it depends on how many times the driver reads Ironic, not on
 what the driver does; and ``extra-get-node``, the same read made with
-``get_node``.
+``get_node``.  The planted defects (:data:`PLANTED`) each remove a guard
+of the series, which the tests (``novaseries mutate``) and the explorer
+(``novaseries explore --mutation``) must notice.
 
 A mutation is data (:data:`MUTATIONS`): the file, the functions to change
 (by qualified name, with alternatives where releases differ) and the code
-put at the start of each function's body.  :func:`apply` edits the file in
+put at the start of each function's body; or texts to replace, each
+found once.  :func:`apply` edits the file in
 place and never commits; ``novaseries mutate`` applies it in a scratch
 worktree (:mod:`novaseries.commands.mutate`).
 """
@@ -113,7 +116,6 @@ PLANTED = (
 
 #: The declared mutations, by name.
 MUTATIONS = {m.name: m for m in (
-    *PLANTED,
     driver_read("extra-read",
                 "one more read of the node (nodes(instance_id=...)) at the start of "
                 "destroy() and of each iteration of the ironic driver's deploy and "
@@ -123,6 +125,7 @@ MUTATIONS = {m.name: m for m in (
                 "extra-read with get_node(instance.node) as the read: a test that fails "
                 "with it and not with extra-read counts the kinds of calls per poll",
                 "self.ironic_connection.get_node(instance.node)"),
+    *PLANTED,
 )}
 
 

@@ -25,7 +25,7 @@ PACKAGE = helpers.REPO / "novaseries"
 NOVA_SIDE = PACKAGE / "nova_side"
 #: Not standard library, imported where an ImportError is caught: the
 #: harness runs without them.
-OPTIONAL = {"psutil", "uv"}
+OPTIONAL = {"psutil", "uv", "hypothesis"}
 #: Lists the imports of files given as arguments, as JSON; run by Python 2.7.
 PY27_IMPORTS = """
 import ast, json, sys

@@ -173,7 +173,8 @@ class CiStepsTest(helpers.ProjectTestCase):
     def test_the_step_table(self):
         steps = cisteps.steps(util.Context.create(helpers.REPO))
         self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
-                          "main job vs real Ironic", "mypy master-all", "mypy 2026.1-all",
+                          "main job vs real Ironic", "explorer", "mypy master-all",
+                          "mypy 2026.1-all",
                           "mypy 2025.2-all", "mypy 2025.1-all"],
                          [step.name for step in steps])
         for step in steps:
@@ -223,7 +224,7 @@ class CommandsTest(unittest.TestCase):
 
     #: ``novaseries --help``'s commands before the commands/ package
     COMMANDS = ["targets", "prepare", "export", "backport", "quilt", "test", "check-commits",
-                "ci", "run", "ironic", "mutate"]
+                "ci", "run", "explore", "ironic", "mutate"]
 
     def parser(self):
         return cli.build_parser(util.Context.create(helpers.REPO))

@@ -14,7 +14,7 @@ from unittest import mock
 from novaseries import cisteps, outcomes, modes as modes_mod
 from novaseries.commands import common, run as run_command
 from novaseries.mainjob import job, judge, report
-from novaseries.scenarios import (bounds, checks, invariant, outage_checks,
+from novaseries.scenarios import (bounds, checks, explore_space, invariant, outage_checks,
                                   scenario, scenario_table as table, texts)
 from novaseries.util import HarnessError
 from tests import helpers
@@ -223,10 +223,13 @@ class TableTest(unittest.TestCase):
         # Ironic, an action: the traits are scenario.py's tables
         self.assertEqual([], _literal_comparisons(PLAYER + [REAL_DEPLOY], 'kind'))
         self.assertEqual([], _literal_comparisons(PLAYER + [REAL_DEPLOY], 'action', bare=True))
-        # every kind and action of the table is played by some scenario
+        # every kind and action of the table is played by some scenario,
+        # or (an action) by the explorer's cases
         self.assertEqual(set(scenario.KINDS), {sc.kind for sc in table.SCENARIOS})
         used = {sc.action for sc in table.SCENARIOS} | {
-            step[1] for sc in table.SCENARIOS for step in sc.then}
+            step[1] for sc in table.SCENARIOS for step in sc.then} | set(
+                explore_space.STEP_ACTIONS) | {
+                    a for starts in explore_space.STARTS.values() for a in starts}
         self.assertEqual(set(scenario.ACTIONS), used - {None})
 
     def test_unknown_kind_action_or_step_refused(self):

@@ -15,19 +15,11 @@ import json
 from novaseries import mutations, targets as targets_mod
 from novaseries.commands import common
 from novaseries.commands.run import chosen_modes
+from novaseries.explorer import job
 from novaseries.util import HarnessError
 
 HELP = ("the explorer: generated schedules of operator, user and API events "
         "through Nova's whole stack, judged by the rules every case keeps")
-
-
-def _hypothesis_job():
-    try:
-        from novaseries.explorer import job
-    except ImportError as e:
-        raise HarnessError(f"the explorer needs Hypothesis ({e}): pip install "
-                           "-e '.[explore]'") from None
-    return job
 
 
 def add_arguments(parser, ctx):
@@ -56,7 +48,6 @@ def add_arguments(parser, ctx):
 
 
 def run(ctx, args):
-    job = _hypothesis_job()
     modes = chosen_modes(ctx, args.mode)
     if args.replay:
         if args.seed or len(modes) > 1:

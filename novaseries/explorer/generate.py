@@ -1,37 +1,47 @@
-"""Cases of the explorer, as Hypothesis strategies over the declared
+"""Cases of the explorer, as a Hypothesis strategy over the declared
 table ``scenarios/explore_space.py`` (:func:`cases`).  Hypothesis shrinks
 a failing case towards the first choice of each table entry and the
 least of each bound: fewer steps, fewer nodes and attempts, a new build.
+
+Hypothesis is the ``explore`` extra of pyproject.toml: without it this
+module imports, and :func:`need_hypothesis` says what to install.
 """
 
-from hypothesis import strategies as st
-
 from novaseries.scenarios import explore_space as space
+from novaseries.util import HarnessError
+
+try:
+    from hypothesis import strategies as st
+except ImportError:  # the explore extra
+    st = None
 
 #: ``after_polls`` of a case without steps (Scenario's field; unused).
 NO_STEP_POLLS = 2
+
+
+def need_hypothesis():
+    """:raises HarnessError: Hypothesis is not installed (the message says
+    how to install it)."""
+    if st is None:
+        raise HarnessError("the explorer needs Hypothesis, the explore extra: "
+                           "pip install -e '.[explore]'")
 
 
 def _int(bounds):
     return st.integers(*bounds)
 
 
-@st.composite
-def steps(draw):
-    """A later step: ``[polls, action]`` or ``[polls, action, loop]``."""
+def _step(draw):
     polls = draw(_int(space.STEP_POLL))
     action = draw(st.sampled_from(space.STEP_ACTIONS))
     loop = draw(st.sampled_from(space.STEP_LOOP_CHOICES))
     return [polls, action] + ([loop] if loop else [])
 
 
-@st.composite
-def cases(draw):
-    """A case: a dict of ``explore_space.CASE_FIELDS`` that
-    ``explore_space.check`` accepts."""
+def _case(draw):
     kind = draw(st.sampled_from(list(space.STARTS)))
     action = draw(st.sampled_from(space.STARTS[kind]))
-    then = draw(st.lists(steps(), min_size=space.STEPS[0],
+    then = draw(st.lists(st.composite(_step)(), min_size=space.STEPS[0],
                          max_size=space.STEPS[1])) if action else []
     return {
         'kind': kind,
@@ -47,3 +57,14 @@ def cases(draw):
         'deleting_reads': draw(_int(space.DELETING_READS)),
         'api_max_retries': draw(st.sampled_from(space.API_MAX_RETRIES)),
     }
+
+
+def cases():
+    """The strategy of the explorer's cases: dicts of
+    ``explore_space.CASE_FIELDS`` that ``explore_space.check`` accepts,
+    each step ``[polls, action]`` or ``[polls, action, loop]``.
+
+    :raises HarnessError: Hypothesis is not installed.
+    """
+    need_hypothesis()
+    return st.composite(_case)()

@@ -12,7 +12,7 @@ import time
 
 from novaseries import mutations, targets as targets_mod, venvs
 from novaseries import tree as tree_mod
-from novaseries.explorer import search as search_mod
+from novaseries.explorer import generate, search as search_mod
 from novaseries.explorer.player import ServingPlayer
 from novaseries.mainjob.report import put, write_json
 from novaseries.scenarios import explore_space, universal
@@ -66,7 +66,9 @@ def explore(ctx, target_name, seeds, cases, modes, mutation=None,
 
     :returns: ``(failures, results)``: the failures (``search.Failure``,
         each with its ``mode``) and ``{mode: {seed: search.Searched}}``.
+    :raises HarnessError: Hypothesis is not installed.
     """
+    generate.need_hypothesis()
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
     results, failures = {}, []

@@ -16,10 +16,13 @@ by then.
 import dataclasses
 import json
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hseed, settings
-
 from novaseries.explorer.generate import cases as case_strategy
 from novaseries.scenarios import universal
+
+try:
+    import hypothesis
+except ImportError:  # the explore extra (generate.need_hypothesis says so)
+    hypothesis = None
 
 #: Cases shrinking may play, beyond the search's own.
 SHRINK_CASES = 40
@@ -93,6 +96,7 @@ def search(play, seed, cases, shrink_cases=SHRINK_CASES, progress=None):
     :param progress: called as ``progress(number, case, problems)`` after
         each case played.
     :returns: a :class:`Searched`.
+    :raises HarnessError: Hypothesis is not installed.
     """
     found = Searched(seed)
     observations = {}
@@ -109,13 +113,16 @@ def search(play, seed, cases, shrink_cases=SHRINK_CASES, progress=None):
                 progress(len(found.played), case, found.played[k][1])
         return found.played[k][1]
 
-    @settings(max_examples=cases, database=None, deadline=None,
-              derandomize=False, report_multiple_bugs=True,
-              phases=(Phase.generate, Phase.shrink),
-              suppress_health_check=list(HealthCheck),
-              verbosity=Verbosity.quiet, print_blob=False)
-    @hseed(seed)
-    @given(case_strategy())
+    strategy = case_strategy()
+
+    @hypothesis.settings(
+        max_examples=cases, database=None, deadline=None,
+        derandomize=False, report_multiple_bugs=True,
+        phases=(hypothesis.Phase.generate, hypothesis.Phase.shrink),
+        suppress_health_check=list(hypothesis.HealthCheck),
+        verbosity=hypothesis.Verbosity.quiet, print_blob=False)
+    @hypothesis.seed(seed)
+    @hypothesis.given(strategy)
     def test(case):
         problems = judged(case)
         if problems:

@@ -33,6 +33,7 @@ HARNESS_MODULES = (
     'novaseries.scenarios.bounds',
     'novaseries.scenarios.texts',
     'novaseries.scenarios.bench_table',
+    'novaseries.scenarios.explore_space',
     'novaseries.ironic.api_proxy',
     'novaseries.ironic.real_backend',
     'novaseries.ironic.real_deploy',

@@ -60,10 +60,17 @@ def _freed(node, server_id):
             node.get('target_provision_state') == 'available')
 
 
-def leftover_parts(obs, claim_kept):
+def leftover_parts(obs, claim_kept, stays_on_node=False):
     """:func:`leftovers` as ``(part of END_STATE_PARTS, text)`` pairs; a
     field the rules need that the observation lacks is ``(None, 'no
-    <field> recorded')``, which no waiver covers."""
+    <field> recorded')``, which no waiver covers.
+
+    :param stays_on_node: the server in ERROR stays on its node, as a
+        failed rebuild leaves it (Nova keeps the server on its host; the
+        node keeps the instance, as the failed deploy left it, for the
+        next rebuild or the delete): that node is not checked, and may be
+        one an operator deleted.  Another instance's node still is.
+    """
     need = missing(obs, 'status', 'server_id', 'usages', 'allocations',
                    'nodes', 'definition')
     if need:
@@ -74,6 +81,7 @@ def leftover_parts(obs, claim_kept):
     port = bool(obs['definition'].get('port'))
     left = []
     own = None
+    stays = False
     if holds or final == 'ERROR':
         need = missing(obs, 'host', 'node')
         if need:
@@ -82,7 +90,9 @@ def leftover_parts(obs, claim_kept):
         if bool(obs['host']) != bool(own) or (holds and not own):
             left.append(('host-node', 'host %s and node %s disagree' % (
                 obs['host'], own)))
-        if own and (find_node(obs, own) or {'deleted': True}).get('deleted'):
+        stays = stays_on_node and final == 'ERROR'
+        if own and not stays and \
+                (find_node(obs, own) or {'deleted': True}).get('deleted'):
             left.append(('host-node', NODE_GONE % own))
     if port:
         need = missing(obs, 'port_id', 'port_device_id')
@@ -125,6 +135,8 @@ def leftover_parts(obs, claim_kept):
             # instance's deploy left it
             left += [('foreign-node', text)
                      for text in _foreign_node(obs, node, name, vif)]
+            continue
+        if stays and node['id'] == own:
             continue
         if node.get('provision_state') != 'available':
             left.append(('node-kept', '%s %s' % (

@@ -11,8 +11,7 @@ Standard library only: the harness judges with it and tests import it.
 from novaseries.scenarios.bounds import DEFAULT_MAX_POLLS, polls_at_most
 from novaseries.scenarios.checks import (
     fired_action, missing, no_foreign_uuid)
-from novaseries.scenarios.invariant import (
-    END_STATE_PARTS, leftover_parts, NODE_GONE)
+from novaseries.scenarios.invariant import END_STATE_PARTS, leftover_parts
 from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS, OUTAGE_ACTIONS
 
 #: The rules, name -> what must hold.  ``end-state: <part>`` for each part
@@ -51,10 +50,10 @@ RESCHEDULE_DELETE = 'delete (allocation removed)'
 DELETING_KINDS = frozenset(['build-delete', 'undeploy-active-delete',
                             'outage-delete'])
 #: The starting points whose server was on its node before the steps (a
-#: rebuild): when an operator deletes that node, the failed rebuild leaves
-#: the server in ERROR on it (with the fault that says so), as Nova
-#: leaves every failed rebuild on its host; the end-state invariant's
-#: ``host-node`` text for it (``invariant.NODE_GONE``) is no problem then.
+#: rebuild): a failed rebuild leaves the server in ERROR on its node, as
+#: Nova leaves every failed rebuild on its host, and the node keeps it as
+#: the failed deploy left it (``invariant.leftover_parts``'s
+#: ``stays_on_node``), also when an operator deleted it.
 PLACED_KINDS = frozenset(['rebuild'])
 #: Task states a server may show once settled: none.
 SETTLED_STATUSES = frozenset(['ACTIVE', 'ERROR', 'DELETED'])
@@ -132,8 +131,8 @@ def problems(obs):
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS
     found += [(END_STATE_RULE % part if part else 'played', text)
-              for part, text in leftover_parts(obs, claim_kept=False)
-              if not (placed and text == NODE_GONE % obs.get('node'))]
+              for part, text in leftover_parts(obs, claim_kept=False,
+                                               stays_on_node=placed)]
     order = {rule: i for i, rule in enumerate(RULE_NAMES)}
     return sorted(found, key=lambda item: order[item[0]])
 

@@ -1,0 +1,253 @@
+"""The explorer: its table of cases (scenarios/explore_space.py), its
+judge (scenarios/universal.py), its search (explorer/search.py, with a
+fake player) and the planted defects (mutations.PLANTED)."""
+
+import pathlib
+import tempfile
+import unittest
+
+from novaseries import mutations
+from novaseries.scenarios import explore_space, universal
+from novaseries.scenarios.checks import fired
+from novaseries.scenarios.invariant import NODE_GONE
+from novaseries.util import HarnessError
+
+try:
+    import hypothesis
+    from hypothesis import given, settings
+    from novaseries.explorer import generate, search
+except ImportError:  # (the explore extra: .ci/run installs it)
+    hypothesis = None
+
+    def given(*args):
+        return lambda f: f
+
+    def settings(**kwargs):
+        return lambda f: f
+
+needs_hypothesis = unittest.skipIf(hypothesis is None, "Hypothesis is not installed")
+
+CASE = {'kind': 'build', 'action': 'fail', 'after_polls': 2,
+        'then': [[3, 'undeploy', 'teardown']], 'nodes': 2, 'max_attempts': 2,
+        'delete_on_reschedule': False, 'port': False, 'deploying_reads': 1,
+        'deleting_reads': 2, 'api_max_retries': None}
+
+NODE = 'aaaaaaaa-0000-4000-8000-000000000001'
+SERVER = 'bbbbbbbb-0000-4000-8000-000000000002'
+
+
+def observation(**changes):
+    """A clean observation of CASE: the server deleted, nothing left."""
+    obs = {'scenario': 'explore-1', 'error': None, 'settled': True,
+           'status': 'DELETED', 'task_state': None, 'vm_state': None,
+           'fault': None, 'faults_created': [], 'server_id': SERVER,
+           'host': None, 'node': None, 'first_node': NODE,
+           'nodes': [{'id': NODE, 'name': 'node-0', 'provision_state': 'available',
+                      'target_provision_state': None, 'instance_id': None,
+                      'instance_info': False, 'vifs': [], 'history': []}],
+           'allocations': {}, 'usages': {NODE: 0}, 'hooks_fired': ['fail@2'],
+           'definition': dict(CASE), 'polls_after_action': 4,
+           'held_polls_after_action': 0, 'port_id': None, 'port_device_id': None}
+    obs.update(changes)
+    return obs
+
+
+class TestSpace(unittest.TestCase):
+
+    def test_check_accepts_the_table_and_refuses_the_rest(self):
+        self.assertIsNone(explore_space.check(CASE))
+        for changes, error in (
+                ({'kind': 'reap'}, "kind 'reap' is not a starting point"),
+                ({'kind': 'rebuild', 'action': 'user-delete'},
+                 "a rebuild case does not start with 'user-delete'"),
+                ({'action': None}, 'steps without a first step'),
+                ({'then': [[3, 'user-delete']]}, 'outside the table'),
+                ({'then': [[9, 'undeploy']]}, 'outside the table'),
+                ({'then': [[1, 'undeploy', 'deploy']]}, 'outside the table'),
+                ({'then': [[1, 'fail']] * 4}, '4 steps'),
+                ({'nodes': 4}, 'nodes 4 outside'),
+                ({'after_polls': 0}, 'after_polls 0 outside'),
+                ({'api_max_retries': 60}, 'api_max_retries 60'),
+                ({'max_polls': 3}, 'unknown field(s): max_polls')):
+            with self.subTest(changes=changes):
+                self.assertIn(error, explore_space.check(dict(CASE, **changes)))
+
+    def test_scenario_of_refuses_a_case_outside_the_table(self):
+        sc = explore_space.scenario_of('explore-1', CASE)
+        self.assertEqual(((3, 'undeploy', 'teardown'),), sc.then)
+        self.assertTrue(sc.finish_ironic_work)
+        with self.assertRaisesRegex(ValueError, 'case explore-1: nodes 0'):
+            explore_space.scenario_of('explore-1', dict(CASE, nodes=0))
+
+    @needs_hypothesis
+    @settings(max_examples=300, database=None, deadline=None)
+    @given(generate.cases() if hypothesis else None)
+    def test_every_generated_case_is_in_the_table(self, case):
+        self.assertIsNone(explore_space.check(case))
+        explore_space.scenario_of('explore-1', case)
+
+
+class TestUniversal(unittest.TestCase):
+
+    def rules(self, obs):
+        return [rule for rule, _ in universal.problems(obs)]
+
+    def test_a_clean_end_keeps_every_rule(self):
+        self.assertEqual([], universal.problems(observation()))
+
+    def test_each_rule(self):
+        error = dict(status='ERROR', fault='The deploy failed.')
+        for changes, rule in (
+                (dict(status='BUILD'), 'final'),
+                (dict(task_state='spawning', status='ERROR',
+                      fault='x'), 'final'),
+                (dict(status='ERROR'), 'fault'),
+                (dict(error, hooks_fired=['fail@2', fired('delete', 3)]), 'delete'),
+                (dict(error, hooks_fired=['fail@2', 'delete (allocation removed)']),
+                 'delete'),
+                (dict(error, definition=dict(CASE, kind='build-delete', action=None,
+                                             then=[])), 'delete'),
+                (dict(status='DELETED', fault='Instance %s' % NODE.replace('a', 'c')),
+                 'tenant'),
+                (dict(polls_after_action=17), 'polls'),
+                (dict(allocations={NODE: {}}), 'end-state: allocation'),
+                (dict(status='ERROR', fault='x', host='h', node=NODE,
+                      nodes=[{'id': NODE, 'deleted': True}]),
+                 'end-state: host-node')):
+            with self.subTest(changes=changes):
+                self.assertEqual(rule, self.rules(observation(**changes))[0])
+
+    def test_an_unplayed_case_is_only_that(self):
+        for changes in (dict(error='Traceback\nAssertionError: boom'),
+                        dict(settled=False, status='BUILD')):
+            with self.subTest(changes=changes):
+                self.assertEqual(['played'], self.rules(observation(**changes)))
+
+    def test_an_outage_may_spend_its_budgets(self):
+        outage = dict(CASE, kind='outage-delete', action='api-down', then=[],
+                      api_max_retries=2)
+        bound = universal.DEFAULT_MAX_POLLS + universal.OUTAGE_BUDGETS * 4
+        self.assertEqual([], self.rules(observation(definition=outage,
+                                                    polls_after_action=bound)))
+        self.assertEqual(['polls'], self.rules(observation(
+            definition=outage, polls_after_action=bound + 1)))
+        default = dict(outage, api_max_retries=None)
+        self.assertEqual([], self.rules(observation(
+            definition=default, polls_after_action=124)))
+
+    def test_a_delete_during_the_outage_is_not_active_when_it_is_back(self):
+        outage = dict(CASE, kind='outage-delete', action='api-down-delete', then=[])
+        delete = fired('user-delete', 'first-refused')
+        for back, rules in (('ERROR', []), ('DELETED', []), ('ACTIVE', ['delete'])):
+            with self.subTest(back=back):
+                self.assertEqual(rules, self.rules(observation(
+                    definition=outage, hooks_fired=[delete],
+                    at_api_back={'status': back})))
+
+    def test_a_failed_rebuild_stays_on_its_node(self):
+        rebuild = dict(CASE, kind='rebuild', action='maintenance-delete', then=[])
+        gone = dict(status='ERROR', fault='x', host='h', node=NODE,
+                    nodes=[{'id': NODE, 'deleted': True}])
+        self.assertEqual([], universal.problems(observation(definition=rebuild, **gone)))
+        self.assertEqual([('end-state: host-node', NODE_GONE % NODE)],
+                         universal.problems(observation(**gone)))
+        failed = dict(gone, nodes=[dict(observation()['nodes'][0], instance_id=SERVER,
+                                        provision_state='deploy failed')])
+        self.assertEqual([], universal.problems(observation(definition=rebuild, **failed)))
+        self.assertEqual(['end-state: node-kept'] * 2, self.rules(observation(**failed)))
+
+    def test_rule_text(self):
+        for rule in universal.RULE_NAMES:
+            self.assertTrue(universal.rule_text(rule))
+
+
+@needs_hypothesis
+class TestSearch(unittest.TestCase):
+    """search() with a fake player: its planted bug is an ERROR without a
+    fault in every case that fails the deploy with two nodes or more."""
+
+    @staticmethod
+    def play(case):
+        bad = case['action'] == 'fail' and case['nodes'] >= 2
+        return observation(definition=case, status='ERROR' if bad else 'DELETED',
+                           hooks_fired=[])
+
+    def test_finds_and_shrinks_a_failure(self):
+        played = []
+        found = search.search(lambda case: played.append(case) or self.play(case),
+                              seed=7, cases=200, shrink_cases=100)
+        self.assertEqual(['fault'], [f.rule for f in found.failures])
+        failure = found.failures[0]
+        # shrunk: the bug's two conditions, nothing else
+        self.assertEqual(dict(kind='build', action='fail', then=[], nodes=2,
+                              max_attempts=1, port=False,
+                              delete_on_reschedule=False),
+                         {k: failure.case[k] for k in ('kind', 'action', 'then', 'nodes',
+                                                       'max_attempts', 'port',
+                                                       'delete_on_reschedule')})
+        self.assertEqual([('fault', 'ERROR without a fault')], failure.problems)
+        # each distinct case played once
+        self.assertEqual(len(played), len({search.key(c) for c in played}))
+        self.assertEqual(len(played), len(found.played))
+        self.assertIn("action='fail'", search.scenario_source(failure))
+
+    def test_same_seed_same_cases(self):
+        def cases(seed):
+            return list(search.search(self.play, seed, cases=20, shrink_cases=0).played)
+        self.assertEqual(cases(3), cases(3))
+        self.assertNotEqual(cases(3), cases(4))
+
+    def test_no_failure_and_the_budget(self):
+        found = search.search(lambda case: observation(definition=case, hooks_fired=[]),
+                              seed=1, cases=15, shrink_cases=0)
+        self.assertEqual([], found.failures)
+        self.assertLessEqual(len(found.played), 15)
+        # past the budget a failing case is not played: no failure
+        found = search.search(self.play, seed=7, cases=1, shrink_cases=0)
+        self.assertEqual(1, len(found.played))
+
+    def test_describe(self):
+        self.assertEqual('build [fail@2 undeploy@3/td] 2 nodes, max_attempts 2, '
+                         'deploying_reads 1, deleting_reads 2, api_max_retries None',
+                         search.describe(CASE))
+
+
+class TestPlanted(unittest.TestCase):
+
+    @staticmethod
+    def enclosing(text):
+        """``text`` (indented lines of a function's body) in blocks that
+        make it a module that compiles."""
+        indent = len(text) - len(text.lstrip(' '))
+        body = ' ' * (indent + 4) + 'pass\n' if text.rstrip().endswith(':') else ''
+        return 'def f():\n' + ''.join(' ' * i + 'if True:\n' for i in range(4, indent, 4)) \
+            + text + body
+
+    def test_each_planted_defect_applies_once_and_compiles(self):
+        for mutation in mutations.PLANTED:
+            with self.subTest(mutation=mutation.name), tempfile.TemporaryDirectory() as tree:
+                path = pathlib.Path(tree, mutation.path)
+                path.parent.mkdir(parents=True)
+                path.write_text(''.join(self.enclosing(old) for old, _ in mutation.replace))
+                places = mutations.apply(tree, mutation)
+                self.assertEqual(len(mutation.replace), len(places))
+                after = path.read_text()
+                for old, new in mutation.replace:
+                    self.assertNotIn(old, after)
+                    self.assertIn(new, after)
+
+    def test_refused_when_the_text_is_not_there_once(self):
+        mutation = mutations.get('no-409-retry')
+        old = mutation.replace[0][0]
+        for text, count in (('x = 1\n', 0), (old + old, 2)):
+            with self.subTest(count=count), tempfile.TemporaryDirectory() as tree:
+                path = pathlib.Path(tree, mutation.path)
+                path.parent.mkdir(parents=True)
+                path.write_text(text)
+                with self.assertRaisesRegex(HarnessError, f'has {count} copies'):
+                    mutations.apply(tree, mutation)
+                self.assertEqual(text, path.read_text())
+
+
+if __name__ == '__main__':
+    unittest.main()
