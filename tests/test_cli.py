@@ -182,8 +182,8 @@ class CiStepsTest(helpers.ProjectTestCase):
             self.assertIsInstance(step.targets, tuple)
         self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
                          {step.name for step in steps if step.light})
-        self.assertEqual([("master-all",), ("2026.1-all",), ("2025.2-all",), ("2025.1-all",)],
-                         [step.targets for step in steps[4:]])
+        self.assertEqual([("master",), ("master-all",), ("2026.1-all",), ("2025.2-all",),
+                          ("2025.1-all",)], [step.targets for step in steps[4:]])
 
     def test_a_disabled_target_is_counted_and_nothing_run_fails(self):
         # every target disabled (``other`` is, in the helpers' project):
