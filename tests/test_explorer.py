@@ -144,6 +144,29 @@ class TestUniversal(unittest.TestCase):
                     definition=outage, hooks_fired=[delete],
                     at_api_back={'status': back})))
 
+    def test_a_delete_past_the_budget_keeps_the_claim_for_a_second_one(self):
+        kept = dict(status='ERROR', fault='Retry the delete later.', host='h', node=NODE,
+                    allocations={NODE: {'CUSTOM_BAREMETAL': 1}}, usages={NODE: 1},
+                    hooks_fired=[fired('delete', 1)],
+                    nodes=[dict(observation()['nodes'][0], instance_id=SERVER,
+                                provision_state='active')],
+                    definition=dict(CASE, action='delete', then=[], api_max_retries=0))
+        second = {explore_space.SECOND_DELETE: observation()}
+        self.assertEqual([], universal.problems(observation(**kept, **second)))
+        for changes, text in (
+                ({}, 'no second delete recorded'),
+                (dict(second, definition=dict(kept['definition'], api_max_retries=None)),
+                 'the user deleted the server, but it is ERROR'),
+                (dict(second, usages={NODE: 0}), 'the claim was not kept'),
+                ({explore_space.SECOND_DELETE: observation(status='ERROR')},
+                 'the second delete left it ERROR'),
+                ({explore_space.SECOND_DELETE: observation(allocations={NODE: {}})},
+                 'after the second delete: allocation on node-0')):
+            with self.subTest(text=text):
+                found = universal.problems(observation(**dict(kept, **changes)))
+                self.assertEqual('delete', found[0][0])
+                self.assertIn(text, found[0][1])
+
     def test_a_failed_rebuild_stays_on_its_node(self):
         rebuild = dict(CASE, kind='rebuild', action='maintenance-delete', then=[])
         gone = dict(status='ERROR', fault='x', host='h', node=NODE,

@@ -110,6 +110,10 @@ def check(case):
 #: the fake moves on by reads, and a tear-down Nova leaves to Ironic is
 #: polled by nobody; a real Ironic ends it by itself).
 CASE_SETTINGS = {'finish_ironic_work': True}
+#: The observation's key of what a second delete left, for a server the
+#: user deleted that ended in ERROR (the player deletes it again once
+#: everything has settled): an observation of its own.
+SECOND_DELETE = 'after_second_delete'
 #: How the player (``play --serve``) says it has written a case's
 #: observation: a line of its output, this then the file's path.
 SERVE_DONE = 'explore-done '

@@ -213,7 +213,7 @@ def leftovers(obs, claim_kept=False, waive=()):
             if part not in waive]
 
 
-def _claim_problem(obs):
+def claim_problem(obs):
     """Why the ERROR server did not keep its claim (host, node, allocation
     and usage on its node), or None."""
     need = missing(obs, 'host', 'node', 'usages', 'allocations')
@@ -256,7 +256,7 @@ def end_state(claim_kept=False, waive=None):
                          'its reason: %s' % ', '.join(unsaid))
 
     def check(obs):
-        if claim_kept and (problem := _claim_problem(obs)):
+        if claim_kept and (problem := claim_problem(obs)):
             return problem
         left = leftovers(obs, claim_kept=claim_kept, waive=waive)
         if left:

@@ -86,6 +86,11 @@ OBSERVATION = {
     'log': 'INFO-and-up lines of the ironic driver and the compute manager',
     'driver_warnings': "the ironic driver's WARNING messages",
     'instance_actions': "the server's instance actions",
+    'refused': "the explorer's steps Ironic or the API refused, as "
+               "'action: answer' (play_explore)",
+    'after_second_delete': "the explorer's: the observation after the "
+                           "user's second delete of a server the first left "
+                           'in ERROR (play_explore)',
     'backend': '``checks.REAL_IRONIC`` when the run was against a real Ironic '
                '(--ironic real)',
     'nova_requests': 'real Ironic: how many requests Nova sent',

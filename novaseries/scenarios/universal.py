@@ -11,7 +11,9 @@ Standard library only: the harness judges with it and tests import it.
 from novaseries.scenarios.bounds import DEFAULT_MAX_POLLS, polls_at_most
 from novaseries.scenarios.checks import (
     fired_action, missing, no_foreign_uuid)
-from novaseries.scenarios.invariant import END_STATE_PARTS, leftover_parts
+from novaseries.scenarios.explore_space import SECOND_DELETE
+from novaseries.scenarios.invariant import (
+    claim_problem, END_STATE_PARTS, leftover_parts)
 from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS, OUTAGE_ACTIONS
 
 #: The rules, name -> what must hold.  ``end-state: <part>`` for each part
@@ -22,10 +24,12 @@ RULES = {
     'final': 'no server in BUILD or REBUILD, nor with a task state, once '
              'everything has settled',
     'fault': 'a server in ERROR shows a fault',
-    'delete': "a user's delete ends with the server gone (404); during an "
-              'API outage past its budget it may end in ERROR, and the '
-              "delete once the API answers again (kind outage-delete) "
-              'then ends 404',
+    'delete': "a user's delete ends with the server gone (404); past the "
+              "driver's budget (the Bare Metal API down, or a case with no "
+              'retry of a refused tear-down: [ironic] api_max_retries = 0) '
+              'it may end in ERROR keeping its claim (host, node, '
+              'allocation), and then a second delete ends 404 with '
+              'nothing left',
     'tenant': "no fault names another tenant's instance or node "
               '(checks.no_foreign_uuid)',
     'polls': 'the driver polls at most %d times after the first step '
@@ -106,6 +110,17 @@ def _fault(obs):
         return 'ERROR without a fault'
 
 
+def past_budget(obs):
+    """Whether the user's delete may have failed past the driver's
+    budget: the case takes the Bare Metal API down, or gives the driver no
+    retry of a tear-down Ironic refuses (``api_max_retries`` 0), and the
+    server the user deleted is in ERROR."""
+    case = obs['definition']
+    return (obs['status'] == 'ERROR' and user_deleted(obs) and
+            (case.get('action') in OUTAGE_ACTIONS or
+             case.get('api_max_retries') == 0))
+
+
 def _delete(obs):
     if not user_deleted(obs) or obs['status'] == 'DELETED':
         back = obs.get('at_api_back')
@@ -115,7 +130,20 @@ def _delete(obs):
             return ('deleted during the outage, but %s when the API came '
                     'back' % back.get('status'))
         return None
-    return 'the user deleted the server, but it is %s' % obs['status']
+    if not past_budget(obs):
+        return 'the user deleted the server, but it is %s' % obs['status']
+    if problem := claim_problem(obs):
+        return 'in ERROR after the delete: ' + problem
+    second = obs.get(SECOND_DELETE)
+    if second is None:
+        return 'no second delete recorded'
+    if problem := _played(second):
+        return 'the second delete: ' + problem
+    if second['status'] != 'DELETED':
+        return 'the second delete left it %s' % second['status']
+    left = leftover_parts(second, claim_kept=False)
+    if left:
+        return 'after the second delete: ' + '; '.join(t for _, t in left)
 
 
 def problems(obs):
@@ -131,7 +159,7 @@ def problems(obs):
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS
     found += [(END_STATE_RULE % part if part else 'played', text)
-              for part, text in leftover_parts(obs, claim_kept=False,
+              for part, text in leftover_parts(obs, claim_kept=past_budget(obs),
                                                stays_on_node=placed)]
     order = {rule: i for i, rule in enumerate(RULE_NAMES)}
     return sorted(found, key=lambda item: order[item[0]])

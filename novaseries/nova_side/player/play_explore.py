@@ -9,7 +9,9 @@ deploy failure of a node that is not deploying, anything on a node an
 earlier step deleted; or a user's delete of a server already gone.  As
 for an operator or a user, the request is refused and nothing happens:
 the step is recorded in ``refused`` (with Ironic's or the API's answer)
-and the case goes on.
+and the case goes on.  A server the user deleted that ends in ERROR is
+deleted again once everything has settled; what that second delete
+leaves is recorded too (``explore_space.SECOND_DELETE``).
 """
 
 import functools
@@ -23,7 +25,8 @@ from openstack import exceptions as sdk_exc  # noqa: E402
 
 from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
-from novaseries.scenarios.explore_space import SERVE_DONE, scenario_of  # noqa: E402
+from novaseries.scenarios.explore_space import (  # noqa: E402
+    SECOND_DELETE, SERVE_DONE, scenario_of)
 
 #: What a refused step raises: Ironic's refusals (openstacksdk's HTTP
 #: errors), the fake's for an event its node's state has no transition
@@ -33,6 +36,8 @@ REFUSALS = (sdk_exc.HttpException, ironic_api.InvalidFixtureUse,
             client.OpenStackApiNotFoundException)
 
 
+#: The instance action of the user's delete.
+DELETE = 'delete'
 #: How much of a refusal's answer ``refused`` keeps (characters).
 REFUSAL_CHARS = 120
 
@@ -59,9 +64,19 @@ class ExploreScenarioTest(FakeScenarioTest):
         self._refusable('undeploy', self._act_undeploy, node_id, server_id)
         self._act_delete(node_id, server_id)
 
-    def _record(self, sc, rec, *args, **kwargs):
-        super()._record(sc, rec, *args, **kwargs)
+    def _record(self, sc, rec, server, final, settled, *args):
+        super()._record(sc, rec, server, final, settled, *args)
         rec['refused'] = list(self._acted.get('refused', []))
+        if rec['status'] == 'ERROR' and DELETE in rec['instance_actions']:
+            # The user's delete left the server in ERROR: the user deletes
+            # it again, and what that leaves is recorded too.
+            self.api.delete_server(server['id'])
+            final, settled, _ = self._settle(server['id'])
+            self.ironic.settle()
+            second = {'scenario': rec['scenario'], 'error': None}
+            super()._record(sc, second, server, final, settled, *args)
+            second.pop('log', None)
+            rec[SECOND_DELETE] = second
 
 
 def serve(requests, replies):
