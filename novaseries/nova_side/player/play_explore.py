@@ -73,7 +73,8 @@ class ExploreScenarioTest(FakeScenarioTest):
             self.api.delete_server(server['id'])
             final, settled, _ = self._settle(server['id'])
             self.ironic.settle()
-            second = {'scenario': rec['scenario'], 'error': None}
+            second = {'scenario': rec['scenario'], 'error': None,
+                      'definition': sc.describe()}
             super()._record(sc, second, server, final, settled, *args)
             second.pop('log', None)
             rec[SECOND_DELETE] = second
