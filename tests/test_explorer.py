@@ -68,6 +68,8 @@ class TestSpace(unittest.TestCase):
                 ({'nodes': 4}, 'nodes 4 outside'),
                 ({'after_polls': 0}, 'after_polls 0 outside'),
                 ({'api_max_retries': 60}, 'api_max_retries 60'),
+                ({'action': 'api-blip', 'after_polls': 1, 'then': []},
+                 'api-blip at poll 1, before wait call-back (deploying_reads 1)'),
                 ({'max_polls': 3}, 'unknown field(s): max_polls')):
             with self.subTest(changes=changes):
                 self.assertIn(error, explore_space.check(dict(CASE, **changes)))

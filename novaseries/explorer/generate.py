@@ -43,17 +43,20 @@ def _case(draw):
     action = draw(st.sampled_from(space.STARTS[kind]))
     then = draw(st.lists(st.composite(_step)(), min_size=space.STEPS[0],
                          max_size=space.STEPS[1])) if action else []
+    deploying_reads = draw(_int(space.DEPLOYING_READS))
+    first = space.FIRST_POLL
+    if action in space.CALLBACK_STARTS:
+        first = (deploying_reads + 1, first[1])
     return {
         'kind': kind,
         'action': action,
-        'after_polls': (draw(_int(space.FIRST_POLL)) if action
-                        else NO_STEP_POLLS),
+        'after_polls': draw(_int(first)) if action else NO_STEP_POLLS,
         'then': then,
         'nodes': draw(_int(space.NODES)),
         'max_attempts': draw(_int(space.MAX_ATTEMPTS)),
         'delete_on_reschedule': draw(st.booleans()),
         'port': draw(st.booleans()),
-        'deploying_reads': draw(_int(space.DEPLOYING_READS)),
+        'deploying_reads': deploying_reads,
         'deleting_reads': draw(_int(space.DELETING_READS)),
         'api_max_retries': draw(st.sampled_from(space.API_MAX_RETRIES)),
     }

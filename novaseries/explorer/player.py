@@ -18,6 +18,8 @@ from novaseries.scenarios.explore_space import SERVE_DONE
 #: scenario gives up after ``play_fake.FAKE_SETTLE_TIMEOUT`` seconds per
 #: wait; this is for a player that hangs).
 CASE_TIMEOUT = 300
+#: Seconds a player whose stdin is closed may take to end.
+STOP_TIMEOUT = 30
 #: Cases one player process plays before the next one takes over (each
 #: case sets Nova's test fixtures up anew; a long life adds up what they
 #: leave behind).
@@ -43,8 +45,9 @@ class ServingPlayer:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.stop()
+    def __exit__(self, exc_type, *exc):
+        # (interrupted, e.g. SIGTERM's SystemExit: the case is not waited for)
+        self.stop(kill=exc_type is not None)
 
     def _start(self):
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -66,15 +69,18 @@ class ServingPlayer:
             lines.put(line.rstrip('\n'))
         lines.put(None)
 
-    def stop(self):
-        """Stop the player process, if any (its stdin closed: it ends
-        after its case; killed if it does not)."""
+    def stop(self, kill=False):
+        """Stop the player process, if any: its stdin closed, it ends
+        after its case (killed if it has not within :data:`STOP_TIMEOUT`
+        seconds); with ``kill``, killed at once."""
         if self.proc is None:
             return
         proc, self.proc = self.proc, None
         try:
+            if kill:
+                raise OSError
             proc.stdin.close()
-            proc.wait(timeout=30)
+            proc.wait(timeout=STOP_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()

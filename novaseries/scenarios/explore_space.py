@@ -36,6 +36,10 @@ STARTS = {
     'build-delete': (None,),
     'undeploy-active-delete': (None,),
 }
+#: The first events that need the deploy in ``wait call-back`` (the API's
+#: return releases the deploy the fake holds there): their poll comes
+#: after the ``deploying_reads`` polls of ``deploying``.
+CALLBACK_STARTS = frozenset(['api-blip'])
 #: The events a step after the first may be (at its poll of the deploy,
 #: or of the wait for the tear-down).
 STEP_ACTIONS = ('undeploy', 'maintenance-delete', 'fail', 'abort',
@@ -62,6 +66,8 @@ CASE_FIELDS = ('kind', 'action', 'after_polls', 'then', 'nodes',
                'deploying_reads', 'deleting_reads', 'api_max_retries')
 
 assert set(STARTS) <= set(KINDS)
+assert CALLBACK_STARTS <= set(STARTS['build'])
+assert DEPLOYING_READS[1] < FIRST_POLL[1]
 assert {a for starts in STARTS.values() for a in starts} - {None} \
     | set(STEP_ACTIONS) <= set(ACTIONS)
 assert not MAIN_THREAD_DELETE_ACTIONS & set(STEP_ACTIONS)
@@ -100,6 +106,10 @@ def check(case):
             return '%s %r outside %s' % (field, case.get(field), bounds)
     if action is not None and not _within(case.get('after_polls'), FIRST_POLL):
         return 'after_polls %r outside %s' % (case.get('after_polls'), FIRST_POLL)
+    if action in CALLBACK_STARTS and \
+            case['after_polls'] <= case['deploying_reads']:
+        return '%s at poll %d, before wait call-back (deploying_reads %d)' % (
+            action, case['after_polls'], case['deploying_reads'])
     if case.get('api_max_retries') not in API_MAX_RETRIES:
         return 'api_max_retries %r' % (case.get('api_max_retries'),)
     return None
