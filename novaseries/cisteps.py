@@ -236,8 +236,8 @@ def explorer_step(ctx):
         explorer_job.CI_CASES, tuple(modes))
     outcomes = []
     for mode, by_seed in results.items():
-        played = [problems for found in by_seed.values()
-                  for _, problems in found.played.values()]
+        played = [found.played[k][1] for found in by_seed.values()
+                  for k in found.generated]
         broken = [f for f in failures if f.mode == mode]
         outcomes.append(Outcome(
             f"explorer [{mode}]: cases that keep every rule",

@@ -6,11 +6,12 @@ import pathlib
 import tempfile
 import unittest
 
-from novaseries import mutations
-from novaseries.scenarios import explore_space, universal
+from novaseries import mutations, targets, util
+from novaseries.scenarios import explore_space, texts, universal
 from novaseries.scenarios.checks import fired
 from novaseries.scenarios.invariant import NODE_GONE
 from novaseries.util import HarnessError
+from tests import helpers
 
 try:
     import hypothesis
@@ -46,7 +47,7 @@ def observation(**changes):
                       'target_provision_state': None, 'instance_id': None,
                       'instance_info': False, 'vifs': [], 'history': []}],
            'allocations': {}, 'usages': {NODE: 0}, 'hooks_fired': ['fail@2'],
-           'definition': dict(CASE), 'polls_after_action': 4,
+           'definition': dict(CASE), 'polls_after_action': 4, 'api_max_retries': 60,
            'held_polls_after_action': 0, 'port_id': None, 'port_device_id': None}
     obs.update(changes)
     return obs
@@ -70,9 +71,17 @@ class TestSpace(unittest.TestCase):
                 ({'api_max_retries': 60}, 'api_max_retries 60'),
                 ({'action': 'api-blip', 'after_polls': 1, 'then': []},
                  'api-blip at poll 1, before wait call-back (deploying_reads 1)'),
-                ({'max_polls': 3}, 'unknown field(s): max_polls')):
+                ({'max_polls': 3}, 'unknown field(s): max_polls'),
+                ({'port': 1}, 'port 1 is not true or false'),
+                ({'then': [5]}, 'then [5] is not a list'),
+                ({'then': [[1]]}, 'then [[1]] is not a list')):
             with self.subTest(changes=changes):
                 self.assertIn(error, explore_space.check(dict(CASE, **changes)))
+
+    def test_a_case_gives_every_field(self):
+        case = dict(CASE)
+        del case['port']
+        self.assertEqual('no port (a case gives every field)', explore_space.check(case))
 
     def test_scenario_of_refuses_a_case_outside_the_table(self):
         sc = explore_space.scenario_of('explore-1', CASE)
@@ -126,38 +135,49 @@ class TestUniversal(unittest.TestCase):
                 self.assertEqual(['played'], self.rules(observation(**changes)))
 
     def test_an_outage_may_spend_its_budgets(self):
-        outage = dict(CASE, kind='outage-delete', action='api-down', then=[],
-                      api_max_retries=2)
-        bound = universal.DEFAULT_MAX_POLLS + universal.OUTAGE_BUDGETS * 4
-        self.assertEqual([], self.rules(observation(definition=outage,
-                                                    polls_after_action=bound)))
-        self.assertEqual(['polls'], self.rules(observation(
-            definition=outage, polls_after_action=bound + 1)))
-        default = dict(outage, api_max_retries=None)
-        self.assertEqual([], self.rules(observation(
-            definition=default, polls_after_action=124)))
+        outage = dict(CASE, kind='outage-delete', action='api-down', then=[])
+        bound = universal.DEFAULT_MAX_POLLS + 2 * 4
+        for action, retries, polls, rules in (
+                ('api-down', 2, bound, []), ('api-down', 2, bound + 1, ['polls']),
+                ('api-down', 60, 124, []),
+                # a blip ends at the first refused read: no budget
+                ('api-blip', 60, universal.DEFAULT_MAX_POLLS + 1, ['polls'])):
+            with self.subTest(action=action, polls=polls):
+                self.assertEqual(rules, self.rules(observation(
+                    definition=dict(outage, action=action), api_max_retries=retries,
+                    polls_after_action=polls)))
 
-    def test_a_delete_during_the_outage_is_not_active_when_it_is_back(self):
+    def test_a_delete_during_the_outage_keeps_its_claim_until_the_api_is_back(self):
         outage = dict(CASE, kind='outage-delete', action='api-down-delete', then=[])
         delete = fired('user-delete', 'first-refused')
-        for back, rules in (('ERROR', []), ('DELETED', []), ('ACTIVE', ['delete'])):
+        kept = {'status': 'ERROR', 'host': 'h', 'node': NODE, 'allocations': [NODE],
+                'first_node_instance': SERVER}
+        for back, rules in ((kept, []), ({'status': 'DELETED'}, []),
+                            (dict(kept, allocations=[]), ['delete']),
+                            (dict(kept, status='ACTIVE'), ['delete'])):
             with self.subTest(back=back):
                 self.assertEqual(rules, self.rules(observation(
-                    definition=outage, hooks_fired=[delete],
-                    at_api_back={'status': back})))
+                    definition=outage, hooks_fired=[delete], at_api_back=back)))
+        # ... and the delete once the API is back ends 404
+        self.assertEqual('delete', self.rules(observation(
+            definition=outage, hooks_fired=[delete], at_api_back=kept, status='ERROR',
+            fault='x', host='h', node=NODE))[0])
 
     def test_a_delete_past_the_budget_keeps_the_claim_for_a_second_one(self):
-        kept = dict(status='ERROR', fault='Retry the delete later.', host='h', node=NODE,
+        locked = texts.NODE_LOCKED.format(server_id=SERVER)
+        kept = dict(status='ERROR', fault=locked, host='h', node=NODE, api_max_retries=0,
                     allocations={NODE: {'CUSTOM_BAREMETAL': 1}}, usages={NODE: 1},
                     hooks_fired=[fired('delete', 1)],
                     nodes=[dict(observation()['nodes'][0], instance_id=SERVER,
                                 provision_state='active')],
-                    definition=dict(CASE, action='delete', then=[], api_max_retries=0))
+                    definition=dict(CASE, action='delete', then=[]))
         second = {explore_space.SECOND_DELETE: observation()}
         self.assertEqual([], universal.problems(observation(**kept, **second)))
         for changes, text in (
                 ({}, 'no second delete recorded'),
-                (dict(second, definition=dict(kept['definition'], api_max_retries=None)),
+                (dict(second, api_max_retries=60),
+                 'the user deleted the server, but it is ERROR'),
+                (dict(second, fault='Build of instance %s aborted' % SERVER),
                  'the user deleted the server, but it is ERROR'),
                 (dict(second, usages={NODE: 0}), 'the claim was not kept'),
                 ({explore_space.SECOND_DELETE: observation(status='ERROR')},
@@ -180,6 +200,10 @@ class TestUniversal(unittest.TestCase):
                                         provision_state='deploy failed')])
         self.assertEqual([], universal.problems(observation(definition=rebuild, **failed)))
         self.assertEqual(['end-state: node-kept'] * 2, self.rules(observation(**failed)))
+        # a node it stays on is checked unless it carries it as a deploy left it
+        freed = dict(gone, nodes=[dict(observation()['nodes'][0], instance_info=True)])
+        self.assertEqual(['end-state: node-kept'],
+                         self.rules(observation(definition=rebuild, **freed)))
 
     def test_rule_text(self):
         for rule in universal.RULE_NAMES:
@@ -216,6 +240,35 @@ class TestSearch(unittest.TestCase):
         self.assertEqual(len(played), len(found.played))
         self.assertIn("action='fail'", search.scenario_source(failure))
 
+    def test_every_case_is_generated_and_each_rule_shrunk(self):
+        # two bugs, each frequent: generation goes on after the first
+        # failure, and each rule gets its own minimal case
+        def play(case):
+            if case['kind'] == 'rebuild':
+                return observation(definition=case, hooks_fired=[], status='BUILD')
+            if case['port']:
+                return observation(definition=case, hooks_fired=[], status='ERROR')
+            return observation(definition=case, hooks_fired=[])
+        found = search.search(play, seed=5, cases=40, shrink_cases=60)
+        self.assertEqual(40, len(found.generated))
+        self.assertEqual({'final', 'fault'}, {f.rule for f in found.failures})
+        shrunk = {f.rule: f.case for f in found.failures}
+        self.assertEqual('rebuild', shrunk['final']['kind'])
+        self.assertEqual(('build', True, 1), (shrunk['fault']['kind'], shrunk['fault']['port'],
+                                              shrunk['fault']['nodes']))
+
+    def test_an_error_that_is_no_rule_ends_the_search_at_once(self):
+        played = []
+
+        def play(case):
+            played.append(case)
+            if len(played) == 3:
+                raise SystemExit(143)  # (SIGTERM, as cli turns it)
+            return self.play(case)
+        with self.assertRaises(SystemExit):
+            search.search(play, seed=7, cases=50)
+        self.assertEqual(3, len(played))
+
     def test_same_seed_same_cases(self):
         def cases(seed):
             return list(search.search(self.play, seed, cases=20, shrink_cases=0).played)
@@ -226,10 +279,11 @@ class TestSearch(unittest.TestCase):
         found = search.search(lambda case: observation(definition=case, hooks_fired=[]),
                               seed=1, cases=15, shrink_cases=0)
         self.assertEqual([], found.failures)
-        self.assertLessEqual(len(found.played), 15)
-        # past the budget a failing case is not played: no failure
-        found = search.search(self.play, seed=7, cases=1, shrink_cases=0)
-        self.assertEqual(1, len(found.played))
+        self.assertEqual(15, len(found.played))
+        # no shrinking budget: the failure is the case as generated
+        found = search.search(self.play, seed=7, cases=200, shrink_cases=0)
+        self.assertEqual(found.generated, list(found.played))
+        self.assertEqual(['fault'], [f.rule for f in found.failures])
 
     def test_describe(self):
         self.assertEqual('build [fail@2 undeploy@3/td] 2 nodes, max_attempts 2, '
@@ -260,6 +314,26 @@ class TestPlanted(unittest.TestCase):
                 for old, new in mutation.replace:
                     self.assertNotIn(old, after)
                     self.assertIn(new, after)
+
+    def test_the_packaged_stack_adds_each_planted_text(self):
+        # each text a planted defect replaces is in the after-image of a
+        # patch of master's packaged stack that adds a line of it
+        ctx = util.Context.create(helpers.REPO)
+        stack = targets.stack_target(ctx, targets.get(ctx, targets.DEFAULT_TARGET).release)
+        after = []
+        for patch in stack.series():
+            for diff in patch.read_text().split('\ndiff --git ')[1:]:
+                lines = [line for line in diff.splitlines()[4:]
+                         if line[:1] in ('+', ' ')]
+                after.append(([line[1:] for line in lines], [line[:1] for line in lines]))
+        for mutation in mutations.PLANTED:
+            for old, _ in mutation.replace:
+                want = old.rstrip('\n').split('\n')
+                with self.subTest(mutation=mutation.name):
+                    self.assertTrue(any(
+                        text[i:i + len(want)] == want and '+' in signs[i:i + len(want)]
+                        for text, signs in after for i in range(len(text))),
+                        f"{mutation.name}: no patch of {stack.name} adds {want}")
 
     def test_refused_when_the_text_is_not_there_once(self):
         mutation = mutations.get('no-409-retry')

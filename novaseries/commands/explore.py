@@ -16,6 +16,7 @@ from novaseries import mutations, targets as targets_mod
 from novaseries.commands import common
 from novaseries.commands.run import chosen_modes
 from novaseries.explorer import job
+from novaseries.scenarios import explore_space
 from novaseries.util import HarnessError
 
 HELP = ("the explorer: generated schedules of operator, user and API events "
@@ -31,7 +32,8 @@ def add_arguments(parser, ctx):
     parser.add_argument("--cases", type=common.positive, default=30,
                         help="cases generated per seed and mode (default: "
                         "%(default)s); shrinking a failure plays more")
-    parser.add_argument("--shrink-cases", type=int, default=None, metavar="N",
+    parser.add_argument("--shrink-cases", type=common.not_negative, default=None,
+                        metavar="N",
                         help="cases shrinking may play per seed (default: "
                         "explorer.search.SHRINK_CASES)")
     parser.add_argument("--mode", choices=(*common.mode_names(ctx), "both"),
@@ -55,10 +57,13 @@ def run(ctx, args):
                                "no --seed nor --mode both")
         try:
             case = json.loads(args.replay)
-            return 1 if job.replay(ctx, args.target, case, modes[0],
-                                   args.mutation) else 0
         except ValueError as e:
-            raise HarnessError(f"--replay: {e}") from None
+            raise HarnessError(f"--replay: not JSON: {e}") from None
+        problem = explore_space.check(case) if isinstance(case, dict) else \
+            "not a JSON object"
+        if problem:
+            raise HarnessError(f"--replay: {problem}")
+        return 1 if job.replay(ctx, args.target, case, modes[0], args.mutation) else 0
     shrink = (job.search_mod.SHRINK_CASES if args.shrink_cases is None
               else args.shrink_cases)
     failures, _ = job.explore(ctx, args.target, args.seed or [1], args.cases,

@@ -16,7 +16,7 @@ from novaseries.explorer import generate, search as search_mod
 from novaseries.explorer.player import ServingPlayer
 from novaseries.mainjob.report import put, write_json
 from novaseries.scenarios import explore_space, universal
-from novaseries.util import file_lock, say
+from novaseries.util import HarnessError, file_lock, say
 
 #: The explorer's folder: ``build/RESULTS`` (its tree, results and lock).
 RESULTS = 'explore'
@@ -90,13 +90,16 @@ def explore(ctx, target_name, seeds, cases, modes, mutation=None,
                         failure.mode = mode
                         failures.append(failure)
                         _print_failure(failure, target_name, mutation)
-            played = sum(len(f.played) for f in results[mode].values())
-            put(f"explore {mode} mode: {played} cases played "
-                f"({len(seeds)} seeds x {cases}, and shrinking), "
-                f"{len({k for f in results[mode].values() for k in f.played})} "
+            found = results[mode].values()
+            generated = sum(len(f.generated) for f in found)
+            put(f"explore {mode} mode: {generated} cases generated ({len(seeds)} "
+                f"seed(s)), {len({k for f in found for k in f.generated})} "
                 f"distinct schedules, "
-                f"{sum(len(f.failures) for f in results[mode].values())} "
-                f"failure(s); {time.monotonic() - start:.0f} s")
+                f"{sum(1 for f in found for k in f.generated if f.played[k][1])} "
+                f"broke a rule; {sum(len(f.played) for f in found) - generated} "
+                f"more played shrinking; "
+                f"{sum(len(f.failures) for f in found)} failure(s); "
+                f"{time.monotonic() - start:.0f} s")
     write_json(json_out or out / RUN_JSON, _json(results, failures, mutation))
     return failures, results
 
@@ -139,11 +142,12 @@ def replay(ctx, target_name, case, mode, mutation=None):
     ``mode`` and judge it; print the observation's end and the problems.
 
     :returns: the problems (``[(rule, text)]``; empty: every rule held).
-    :raises ValueError: a case outside the explorer's table.
+    :raises HarnessError: a case outside the explorer's table
+        (``explore_space.check``).
     """
     problem = explore_space.check(case)
     if problem:
-        raise ValueError(f"--replay: {problem}")
+        raise HarnessError(f"case outside the explorer's table: {problem}")
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
     out = ctx.build / RESULTS

@@ -9,10 +9,12 @@ import pathlib
 import queue
 import subprocess
 import threading
+import time
 
 from novaseries import procs
 from novaseries.mainjob.trees import PLAYER, player_env
 from novaseries.scenarios.explore_space import SERVE_DONE
+from novaseries.util import HarnessError
 
 #: Seconds one case may take in the player before it is killed (its
 #: scenario gives up after ``play_fake.FAKE_SETTLE_TIMEOUT`` seconds per
@@ -41,6 +43,7 @@ class ServingPlayer:
         self.lines = None
         self.played = 0
         self.count = 0
+        self.answered = 0
 
     def __enter__(self):
         return self
@@ -89,7 +92,11 @@ class ServingPlayer:
         """Play ``case`` (a dict of ``explore_space.CASE_FIELDS``) as
         scenario ``name``; return its observation (keys:
         ``scenario_table.OBSERVATION``).  A player that died or hung gives
-        an observation with its ``error`` (and is replaced next time)."""
+        an observation with its ``error`` (and is replaced next time).
+
+        :raises HarnessError: the player answered no case yet and died or
+            hung (it cannot play: :meth:`_lost`).
+        """
         if self.proc is None or self.played >= CASES_PER_PROCESS:
             self.stop()
             self._start()
@@ -103,9 +110,10 @@ class ServingPlayer:
             self.proc.stdin.flush()
         except OSError:
             pass  # it died: read what it said
+        deadline = time.monotonic() + CASE_TIMEOUT
         while True:
             try:
-                line = self.lines.get(timeout=CASE_TIMEOUT)
+                line = self.lines.get(timeout=max(0, deadline - time.monotonic()))
             except queue.Empty:
                 return self._lost(name, f"no answer after {CASE_TIMEOUT} s")
             if line is None:
@@ -113,13 +121,21 @@ class ServingPlayer:
             if line == SERVE_DONE + str(out):
                 obs = json.loads(out.read_text())
                 out.unlink()
+                self.answered += 1
                 return obs
             # (another line: Nova's fixtures print to stdout too)
 
     def _lost(self, name, why):
         """The observation of a case the player did not answer; the
-        process is killed (the next case starts another)."""
+        process is killed (the next case starts another).
+
+        :raises HarnessError: the player never answered a case (it cannot
+            start: its log's end is in the details).
+        """
         self.proc.kill()
         self.proc.wait()
         self.proc = None
+        if not self.answered:
+            raise HarnessError(f"the scenario player answered no case: {why}; its "
+                               f"log: {self.log}", procs.log_tail(self.log))
         return {'scenario': name, 'error': f"{why}; its log: {self.log}"}

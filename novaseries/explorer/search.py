@@ -1,16 +1,13 @@
 """One search of the explorer: the cases a seed generates, played and
-judged, a failing one shrunk (:func:`search`); and how a case is told
-(:func:`describe`), replayed and saved as a main-job scenario
+judged, each rule broken shrunk to a minimal case (:func:`search`); and
+how a case is told (:func:`describe`) and saved as a main-job scenario
 (:func:`scenario_source`).
 
 Hypothesis generates the cases (``generate.cases``) from the seed and
 shrinks a failing one to a minimal case that fails by the same rule
-(``universal.problems``: the rule is the failure's kind, so that two
-rules broken by different cases are two failures).  Each distinct case is
-played once (a cache by case); shrinking plays at most ``shrink_cases``
-cases beyond the search's, after which a case not played yet counts as
-passing, so that Hypothesis ends with the smallest failing case found
-by then.
+(``universal.problems``' first: the rule is the failure's kind, so that
+two rules broken are two failures).  Each distinct case is played once
+(a cache by case).
 """
 
 import dataclasses
@@ -80,64 +77,109 @@ class Failure:
 @dataclasses.dataclass
 class Searched:
     """What a search played: ``played``, ``{key: (case, problems)}`` in
-    the order played (shrinking's cases included), and its ``failures``
-    (minimal, one per rule broken)."""
+    the order played, of which ``generated`` (keys) are the seed's own
+    cases and the rest shrinking's; and its ``failures`` (minimal, one per
+    rule broken)."""
 
     seed: int
     played: dict = dataclasses.field(default_factory=dict)
+    generated: list = dataclasses.field(default_factory=list)
     failures: list = dataclasses.field(default_factory=list)
+
+
+class _Aborted(BaseException):
+    """Ends a Hypothesis run at once (Hypothesis lets a BaseException of
+    its own pass): something other than a rule broke (the player, the
+    judge, an interrupt); :func:`search` raises the original."""
+
+
+def _hypothesis_run(seed, cases, test, phases):
+    """Run ``test(case)`` on the cases Hypothesis generates from ``seed``
+    (at most ``cases``), in ``phases``; a failure is shrunk (no
+    database, no deadline, no health check, quiet)."""
+    @hypothesis.settings(
+        max_examples=cases, database=None, deadline=None,
+        derandomize=False, report_multiple_bugs=False, phases=phases,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        verbosity=hypothesis.Verbosity.quiet, print_blob=False)
+    @hypothesis.seed(seed)
+    @hypothesis.given(case_strategy())
+    def run(case):
+        test(case)
+    run()
 
 
 def search(play, seed, cases, shrink_cases=SHRINK_CASES, progress=None):
     """Generate ``cases`` cases from ``seed``, play each (``play(case) ->
-    observation``) and judge it; shrink each failure, playing at most
-    ``shrink_cases`` more.
+    observation``) and judge it; then shrink each rule broken.
+
+    Two passes, so that every case is generated whatever fails: the first
+    plays the seed's cases and raises nothing; then, for each rule broken,
+    Hypothesis runs the same seed again (the same cases, judged from the
+    cache) and shrinks the first case that broke it, playing at most
+    ``shrink_cases`` cases it has not played yet (past that, an unplayed
+    case passes).  Hypothesis also ends shrinking after its own 300 s.
 
     :param progress: called as ``progress(number, case, problems)`` after
         each case played.
     :returns: a :class:`Searched`.
-    :raises HarnessError: Hypothesis is not installed.
+    :raises HarnessError: Hypothesis is not installed, or the player cannot
+        play (``player.ServingPlayer.play``).
+    :raises BaseException: whatever else ``play`` or the judge raised
+        (an interrupt's SystemExit, a bad observation), at once.
     """
     found = Searched(seed)
-    observations = {}
+    observations, aborted = {}, []
+    budget = [cases]
 
     def judged(case):
         k = key(case)
         if k not in found.played:
-            if len(found.played) >= cases + shrink_cases:
+            if budget[0] <= 0:
                 return None  # past the budget: not played, passes
-            obs = play(case)
-            found.played[k] = (case, universal.problems(obs))
+            budget[0] -= 1
+            try:
+                obs = play(case)
+                problems = universal.problems(obs)
+            except BaseException as e:
+                aborted.append(e)
+                raise _Aborted() from e
+            found.played[k] = (case, problems)
             observations[k] = obs
             if progress:
-                progress(len(found.played), case, found.played[k][1])
+                progress(len(found.played), case, problems)
         return found.played[k][1]
 
-    strategy = case_strategy()
+    def shrinking(rule):
+        def test(case):
+            problems = judged(case)
+            if problems and problems[0][0] == rule:
+                raise VIOLATIONS[rule](case, problems, observations[key(case)])
+        return test
 
-    @hypothesis.settings(
-        max_examples=cases, database=None, deadline=None,
-        derandomize=False, report_multiple_bugs=True,
-        phases=(hypothesis.Phase.generate, hypothesis.Phase.shrink),
-        suppress_health_check=list(hypothesis.HealthCheck),
-        verbosity=hypothesis.Verbosity.quiet, print_blob=False)
-    @hypothesis.seed(seed)
-    @hypothesis.given(strategy)
-    def test(case):
-        problems = judged(case)
-        if problems:
-            raise VIOLATIONS[problems[0][0]](case, problems,
-                                             observations[key(case)])
+    def generating(case):
+        judged(case)
 
     try:
-        test()
-    except Violation as e:
-        found.failures.append(_failure(seed, e))
-    except BaseExceptionGroup as group:
-        for e in group.exceptions:
-            if not isinstance(e, Violation):
-                raise
-            found.failures.append(_failure(seed, e))
+        _hypothesis_run(seed, cases, generating, (hypothesis.Phase.generate,))
+        found.generated = list(found.played)
+        first = {}
+        for k in found.generated:
+            problems = found.played[k][1]
+            if problems:
+                first.setdefault(problems[0][0], k)
+        for rule, k in first.items():
+            budget[0] = shrink_cases
+            try:
+                _hypothesis_run(seed, cases, shrinking(rule),
+                                (hypothesis.Phase.generate, hypothesis.Phase.shrink))
+                case, problems = found.played[k]  # (not found again: as played)
+                violation = Violation(case, problems, observations[k])
+            except Violation as e:
+                violation = e
+            found.failures.append(_failure(seed, violation))
+    except _Aborted:
+        raise aborted[0] from None
     return found
 
 
@@ -158,4 +200,4 @@ def scenario_source(failure, name=None):
             f"             then={then!r}, finish_ironic_work=True,\n"
             f"             source='novaseries explore --seed {failure.seed}: "
             f"{failure.rule}',\n"
-            "             fixed=[...]),")
+            "             fixed=[]),  # the checks the fixed tree must pass")

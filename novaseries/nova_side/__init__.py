@@ -34,6 +34,7 @@ HARNESS_MODULES = (
     'novaseries.scenarios.texts',
     'novaseries.scenarios.bench_table',
     'novaseries.scenarios.explore_space',
+    'novaseries.scenarios.universal',
     'novaseries.ironic.api_proxy',
     'novaseries.ironic.real_backend',
     'novaseries.ironic.real_deploy',

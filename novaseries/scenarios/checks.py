@@ -25,6 +25,10 @@ REAL_IRONIC = 'real Ironic'
 #: the build clean-up's tear-down (kind ``cleanup-fail-delete``).
 API_UP = 'api-up'
 REFUSE_TEARDOWN = 'refuse-teardown'
+#: The ``hooks_fired`` label of the user's delete at the moment a failed
+#: build's allocation is removed for a reschedule
+#: (``Scenario.delete_on_reschedule``).
+RESCHEDULE_DELETE = 'delete (allocation removed)'
 #: When a step ran, in its ``hooks_fired`` label, if not at a poll: on
 #: the first read the API refused, or once the build had settled.
 FIRST_REFUSED = 'first-refused'

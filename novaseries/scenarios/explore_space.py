@@ -84,6 +84,17 @@ def check(case):
     unknown = sorted(set(case) - set(CASE_FIELDS))
     if unknown:
         return 'unknown field(s): %s' % ', '.join(unknown)
+    lacking = [field for field in CASE_FIELDS if field not in case]
+    if lacking:
+        return 'no %s (a case gives every field)' % ', '.join(lacking)
+    for field in ('port', 'delete_on_reschedule'):
+        if not isinstance(case[field], bool):
+            return '%s %r is not true or false' % (field, case[field])
+    if not isinstance(case['then'], (list, tuple)) or not all(
+            isinstance(step, (list, tuple)) and 2 <= len(step) <= 3
+            for step in case['then']):
+        return 'then %r is not a list of [polls, action(, loop)]' % (
+            case['then'],)
     kind, action = case.get('kind'), case.get('action')
     if kind not in STARTS:
         return 'kind %r is not a starting point (%s)' % (kind, ', '.join(STARTS))

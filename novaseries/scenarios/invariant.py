@@ -68,8 +68,9 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
     :param stays_on_node: the server in ERROR stays on its node, as a
         failed rebuild leaves it (Nova keeps the server on its host; the
         node keeps the instance, as the failed deploy left it, for the
-        next rebuild or the delete): that node is not checked, and may be
-        one an operator deleted.  Another instance's node still is.
+        next rebuild or the delete): that node may be one an operator
+        deleted, or carry the server in a state a deploy leaves
+        (:data:`DEPLOYED`); otherwise it is checked as any other.
     """
     need = missing(obs, 'status', 'server_id', 'usages', 'allocations',
                    'nodes', 'definition')
@@ -136,7 +137,9 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
             left += [('foreign-node', text)
                      for text in _foreign_node(obs, node, name, vif)]
             continue
-        if stays and node['id'] == own:
+        if stays and node['id'] == own and \
+                node.get('instance_id') == sid and \
+                node.get('provision_state') in DEPLOYED:
             continue
         if node.get('provision_state') != 'available':
             left.append(('node-kept', '%s %s' % (

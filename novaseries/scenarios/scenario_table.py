@@ -88,6 +88,8 @@ OBSERVATION = {
     'instance_actions': "the server's instance actions",
     'refused': "the explorer's steps Ironic or the API refused, as "
                "'action: answer' (play_explore)",
+    'api_max_retries': "the explorer's: [ironic] api_max_retries in the "
+                       'case (play_explore)',
     'after_second_delete': "the explorer's: the observation after the "
                            "user's second delete of a server the first left "
                            'in ERROR (play_explore)',

@@ -53,6 +53,10 @@ CONNECT_FAILED_ABORTED = ABORTED + 'Unable to establish connection to '
 #: when the clean-up failed otherwise (a real Ironic refuses the tear-down
 #: of a node in ``deploying`` with 409).
 HTTP_503_ABORTED = ABORTED + 'HttpException: 503'
+#: The fault of a delete whose tear-down request Ironic refused with 409
+#: (NodeLocked) past the driver's retries ([ironic] api_max_retries).
+NODE_LOCKED = ('The bare metal node of instance {server_id} is locked by '
+               'Ironic and could not be torn down; retry the delete later.')
 #: The conductor's fault when no alternate is left.
 RETRIES_EXCEEDED = ('Exceeded maximum number of retries. Exhausted all '
                     'hosts available for retrying build failures for '

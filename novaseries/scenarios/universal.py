@@ -10,11 +10,13 @@ Standard library only: the harness judges with it and tests import it.
 
 from novaseries.scenarios.bounds import DEFAULT_MAX_POLLS, polls_at_most
 from novaseries.scenarios.checks import (
-    fired_action, missing, no_foreign_uuid)
+    fired_action, formatted, missing, no_foreign_uuid, RESCHEDULE_DELETE)
 from novaseries.scenarios.explore_space import SECOND_DELETE
 from novaseries.scenarios.invariant import (
     claim_problem, END_STATE_PARTS, leftover_parts)
+from novaseries.scenarios.outage_checks import at_api_back
 from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS, OUTAGE_ACTIONS
+from novaseries.scenarios.texts import NODE_LOCKED
 
 #: The rules, name -> what must hold.  ``end-state: <part>`` for each part
 #: of ``invariant.END_STATE_PARTS`` is a rule too (:data:`END_STATE_RULE`).
@@ -24,19 +26,20 @@ RULES = {
     'final': 'no server in BUILD or REBUILD, nor with a task state, once '
              'everything has settled',
     'fault': 'a server in ERROR shows a fault',
-    'delete': "a user's delete ends with the server gone (404); past the "
-              "driver's budget (the Bare Metal API down, or a case with no "
-              'retry of a refused tear-down: [ironic] api_max_retries = 0) '
-              'it may end in ERROR keeping its claim (host, node, '
-              'allocation), and then a second delete ends 404 with '
-              'nothing left',
+    'delete': "a user's delete ends with the server gone (404); a delete "
+              'during an outage past its budget may leave it in ERROR '
+              'keeping its claim when the API comes back, before the '
+              "delete then; a tear-down Ironic refuses with 409 when the "
+              'case allows no retry ([ironic] api_max_retries = 0) may '
+              'leave it in ERROR with the fault texts.NODE_LOCKED, keeping '
+              'its claim, and then a second delete ends 404 with nothing '
+              'left',
     'tenant': "no fault names another tenant's instance or node "
               '(checks.no_foreign_uuid)',
     'polls': 'the driver polls at most %d times after the first step '
              '(bounds.polls_at_most), and while the Bare Metal API is down '
-             'at most OUTAGE_BUDGETS budgets of [ironic] api_max_retries + 2 '
-             'reads more (the deploy wait rides out an outage within one, '
-             'destroy() within another)' % DEFAULT_MAX_POLLS,
+             'until the build has settled OUTAGE_BUDGETS budgets of '
+             '[ironic] api_max_retries + 2 reads more' % DEFAULT_MAX_POLLS,
 }
 #: The rule of a part of the end-state invariant: ``END_STATE_RULE %
 #: part``.
@@ -45,37 +48,42 @@ END_STATE_RULE = 'end-state: %s'
 RULE_NAMES = tuple(RULES) + tuple(END_STATE_RULE % part
                                   for part in END_STATE_PARTS)
 #: The user's deletes a step makes (the actions of ``scenario.ACTIONS``
-#: that delete the server), and the ``hooks_fired`` label of the delete
-#: at a reschedule's allocation removal (``delete_on_reschedule``).
+#: that delete the server; ``checks.RESCHEDULE_DELETE`` is the delete at a
+#: reschedule's allocation removal, ``delete_on_reschedule``).
 DELETE_ACTIONS = frozenset(['delete', 'undeploy-delete']) | \
     MAIN_THREAD_DELETE_ACTIONS
-RESCHEDULE_DELETE = 'delete (allocation removed)'
-#: The kinds whose play ends with the user's delete.
+#: The kinds whose play ends with the user's delete (``outage-delete``'s
+#: once the API is back).
 DELETING_KINDS = frozenset(['build-delete', 'undeploy-active-delete',
                             'outage-delete'])
 #: The starting points whose server was on its node before the steps (a
 #: rebuild): a failed rebuild leaves the server in ERROR on its node, as
-#: Nova leaves every failed rebuild on its host, and the node keeps it as
-#: the failed deploy left it (``invariant.leftover_parts``'s
-#: ``stays_on_node``), also when an operator deleted it.
+#: Nova leaves every failed rebuild on its host, and the node carrying it
+#: as the failed deploy left it, or deleted by an operator
+#: (``invariant.leftover_parts``'s ``stays_on_node``).
 PLACED_KINDS = frozenset(['rebuild'])
-#: Task states a server may show once settled: none.
+#: The statuses a server may show once settled.
 SETTLED_STATUSES = frozenset(['ACTIVE', 'ERROR', 'DELETED'])
-
-#: The outage budgets the driver may spend polling (``polls``), each
-#: ``[ironic] api_max_retries`` + 2 reads, and that option's default in
-#: Nova.
-OUTAGE_BUDGETS = 2
-NOVA_API_MAX_RETRIES = 60
+#: The outage budgets the driver may spend polling per action that takes
+#: the API down until the build has settled (``polls``), each ``[ironic]
+#: api_max_retries`` + 2 reads (the observation's ``api_max_retries``:
+#: the option's value in the case): the deploy wait rides out the outage
+#: within one, destroy() within the other.  An ``api-blip`` ends at the
+#: first refused read: no budget.
+OUTAGE_BUDGETS = {'api-down': 2, 'api-down-delete': 2}
+assert set(OUTAGE_BUDGETS) <= OUTAGE_ACTIONS
+#: What a server shows, when the API came back, after a delete during an
+#: outage past its budget: ERROR keeping its claim (or already gone).
+_KEPT_AT_API_BACK = at_api_back('ERROR', claim_kept=True)
 
 
 def _polls(obs):
-    case = obs['definition']
+    budgets = OUTAGE_BUDGETS.get(obs['definition'].get('action'), 0)
     bound = DEFAULT_MAX_POLLS
-    if case.get('action') in OUTAGE_ACTIONS:
-        retries = case.get('api_max_retries')
-        bound += OUTAGE_BUDGETS * (2 + (NOVA_API_MAX_RETRIES if retries is None
-                                        else retries))
+    if budgets:
+        if problem := missing(obs, 'api_max_retries'):
+            return problem
+        bound += budgets * (obs['api_max_retries'] + 2)
     return polls_at_most(bound)(obs)
 
 
@@ -111,24 +119,24 @@ def _fault(obs):
 
 
 def past_budget(obs):
-    """Whether the user's delete may have failed past the driver's
-    budget: the case takes the Bare Metal API down, or gives the driver no
-    retry of a tear-down Ironic refuses (``api_max_retries`` 0), and the
-    server the user deleted is in ERROR."""
-    case = obs['definition']
-    return (obs['status'] == 'ERROR' and user_deleted(obs) and
-            (case.get('action') in OUTAGE_ACTIONS or
-             case.get('api_max_retries') == 0))
+    """Whether the server the user deleted is in ERROR because Ironic
+    refused the tear-down with 409 and the case gives the driver no retry
+    of it (``api_max_retries`` 0): its fault is ``texts.NODE_LOCKED``."""
+    if obs['status'] != 'ERROR' or not user_deleted(obs) or \
+            obs.get('api_max_retries') != 0:
+        return False
+    locked, _ = formatted(NODE_LOCKED, obs)
+    return obs.get('fault') == locked
 
 
 def _delete(obs):
+    back = obs.get('at_api_back')
+    if back and back.get('status') != 'DELETED' and any(
+            fired_action(label) in MAIN_THREAD_DELETE_ACTIONS
+            for label in obs.get('hooks_fired') or ()):
+        if problem := _KEPT_AT_API_BACK(obs):
+            return 'deleted during the outage: ' + problem
     if not user_deleted(obs) or obs['status'] == 'DELETED':
-        back = obs.get('at_api_back')
-        if back and back.get('status') not in ('ERROR', 'DELETED') and \
-                any(fired_action(label) in MAIN_THREAD_DELETE_ACTIONS
-                    for label in obs.get('hooks_fired') or ()):
-            return ('deleted during the outage, but %s when the API came '
-                    'back' % back.get('status'))
         return None
     if not past_budget(obs):
         return 'the user deleted the server, but it is %s' % obs['status']

@@ -19,6 +19,7 @@ import json
 
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
+import nova.conf  # noqa: E402
 from nova.tests.fixtures import ironic_api  # noqa: E402
 from nova.tests.functional.api import client  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
@@ -27,6 +28,7 @@ from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
 from novaseries.scenarios.explore_space import (  # noqa: E402
     SECOND_DELETE, SERVE_DONE, scenario_of)
+from novaseries.scenarios.universal import user_deleted  # noqa: E402
 
 #: What a refused step raises: Ironic's refusals (openstacksdk's HTTP
 #: errors), the fake's for an event its node's state has no transition
@@ -36,8 +38,6 @@ REFUSALS = (sdk_exc.HttpException, ironic_api.InvalidFixtureUse,
             client.OpenStackApiNotFoundException)
 
 
-#: The instance action of the user's delete.
-DELETE = 'delete'
 #: How much of a refusal's answer ``refused`` keeps (characters).
 REFUSAL_CHARS = 120
 
@@ -67,7 +67,9 @@ class ExploreScenarioTest(FakeScenarioTest):
     def _record(self, sc, rec, server, final, settled, *args):
         super()._record(sc, rec, server, final, settled, *args)
         rec['refused'] = list(self._acted.get('refused', []))
-        if rec['status'] == 'ERROR' and DELETE in rec['instance_actions']:
+        rec['api_max_retries'] = nova.conf.CONF.ironic.api_max_retries
+        if rec['status'] == 'ERROR' and user_deleted(
+                dict(rec, definition=sc.describe())):
             # The user's delete left the server in ERROR: the user deletes
             # it again, and what that leaves is recorded too.
             self.api.delete_server(server['id'])

@@ -21,7 +21,8 @@ from nova.tests.functional.ironic import base as ironic_base  # noqa: E402
 from novaseries.nova_side.player.play_kinds import (  # noqa: E402
     KIND_PLAYERS, KindPlayers, player_method)
 from novaseries.nova_side.player.play_record import Recorder  # noqa: E402
-from novaseries.scenarios.checks import fired, USER_DELETE_AT_REFUSAL  # noqa: E402
+from novaseries.scenarios.checks import (  # noqa: E402
+    fired, RESCHEDULE_DELETE, USER_DELETE_AT_REFUSAL)
 from novaseries.scenarios.scenario import ACTIONS, HELD_ACTIONS  # noqa: E402
 from novaseries.scenarios.scenario_table import OTHER_INSTANCE  # noqa: E402
 from novaseries.nova_side.player.watch import BuildWatch, Observe  # noqa: E402
@@ -102,8 +103,7 @@ class ScenarioTest(KindPlayers, Recorder, Observe, ironic_base.IronicTestBase):
             acted = getattr(test, '_acted', {})
             if 'node' in acted and 'deleted_on_reschedule' not in acted:
                 acted['deleted_on_reschedule'] = True
-                acted.setdefault('fired', []).append(
-                    'delete (allocation removed)')
+                acted.setdefault('fired', []).append(RESCHEDULE_DELETE)
                 # This can run after _do_build_and_run_instance returned
                 # (34.0.0 removes a failed build's allocation then): the
                 # compute service is not idle until the delete is done.
