@@ -5,6 +5,7 @@ fake player) and the planted defects (mutations.PLANTED)."""
 import pathlib
 import tempfile
 import unittest
+from unittest import mock
 
 from novaseries import mutations, targets, util
 from novaseries.scenarios import explore_space, texts, universal
@@ -173,6 +174,13 @@ class TestUniversal(unittest.TestCase):
                     definition=dict(CASE, action='delete', then=[]))
         second = {explore_space.SECOND_DELETE: observation()}
         self.assertEqual([], universal.problems(observation(**kept, **second)))
+        # (with a port: the failed delete deallocated it)
+        port = dict(kept, definition=dict(kept['definition'], port=True),
+                    port_id='p', port_device_id=None,
+                    nodes=[dict(kept['nodes'][0], vifs=['p'])])
+        self.assertEqual([], universal.problems(observation(**port, **second)))
+        with mock.patch.dict(universal.FAILED_DELETE_WAIVES, clear=True):
+            self.assertEqual(['end-state: port'], self.rules(observation(**port, **second)))
         for changes, text in (
                 ({}, 'no second delete recorded'),
                 (dict(second, api_max_retries=60),
