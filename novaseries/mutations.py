@@ -101,10 +101,8 @@ PLANTED = (
              "destroy() sends the tear-down request once: a 409 of a node "
              "Ironic's conductor locks for a moment is not retried",
              "nova/virt/ironic/driver.py",
-             replace=(("        retries = CONF.ironic.api_max_retries\n"
-                       "        for retry in range(retries + 1):\n",
-                       "        retries = 0\n"
-                       "        for retry in range(retries + 1):\n"),)),
+             replace=(("        for retry in range(retries + 1):\n",
+                       "        for retry in range(1):\n"),)),
     Mutation("no-reschedule-guard",
              "the compute manager reschedules a failed build without checking "
              "that the user is not deleting it",

@@ -9,6 +9,7 @@ from unittest import mock
 
 from novaseries import mutations, targets, util
 from novaseries.scenarios import explore_space, texts, universal
+from novaseries.scenarios import checks
 from novaseries.scenarios.checks import fired
 from novaseries.scenarios.invariant import NODE_GONE
 from novaseries.util import HarnessError
@@ -115,7 +116,7 @@ class TestUniversal(unittest.TestCase):
                       fault='x'), 'final'),
                 (dict(status='ERROR'), 'fault'),
                 (dict(error, hooks_fired=['fail@2', fired('delete', 3)]), 'delete'),
-                (dict(error, hooks_fired=['fail@2', 'delete (allocation removed)']),
+                (dict(error, hooks_fired=['fail@2', checks.RESCHEDULE_DELETE]),
                  'delete'),
                 (dict(error, definition=dict(CASE, kind='build-delete', action=None,
                                              then=[])), 'delete'),
@@ -128,6 +129,21 @@ class TestUniversal(unittest.TestCase):
                  'end-state: host-node')):
             with self.subTest(changes=changes):
                 self.assertEqual(rule, self.rules(observation(**changes))[0])
+
+    def test_a_build_with_harmless_events_succeeds(self):
+        error = dict(status='ERROR', fault='x')
+        for changes, rules in (
+                (dict(error, hooks_fired=[]), ['outcome']),
+                (dict(error, hooks_fired=[fired('lock-briefly', 1)]), ['outcome']),
+                (dict(error, hooks_fired=[fired('api-blip', 2), fired('abort', 3)],
+                      refused=['abort: Cannot abort node']), ['outcome']),
+                (dict(error, hooks_fired=[fired('lock-briefly', 1), fired('fail', 2)]), []),
+                (dict(hooks_fired=[fired('lock-briefly', 1), fired('delete', 2)]), []),
+                (dict(error, hooks_fired=[], definition=dict(
+                    CASE, kind='undeploy-active-delete', action=None, then=[])),
+                 ['delete'])):
+            with self.subTest(changes=changes):
+                self.assertEqual(rules, self.rules(observation(**changes)))
 
     def test_an_unplayed_case_is_only_that(self):
         for changes in (dict(error='Traceback\nAssertionError: boom'),
@@ -168,7 +184,7 @@ class TestUniversal(unittest.TestCase):
         locked = texts.NODE_LOCKED.format(server_id=SERVER)
         kept = dict(status='ERROR', fault=locked, host='h', node=NODE, api_max_retries=0,
                     allocations={NODE: {'CUSTOM_BAREMETAL': 1}}, usages={NODE: 1},
-                    hooks_fired=[fired('delete', 1)],
+                    hooks_fired=[fired('lock-briefly', 1), fired('delete', 1)],
                     nodes=[dict(observation()['nodes'][0], instance_id=SERVER,
                                 provision_state='active')],
                     definition=dict(CASE, action='delete', then=[]))
@@ -183,6 +199,9 @@ class TestUniversal(unittest.TestCase):
             self.assertEqual(['end-state: port'], self.rules(observation(**port, **second)))
         for changes, text in (
                 ({}, 'no second delete recorded'),
+                # a 409 of deploying, not of a moment's lock: a failed delete
+                (dict(second, hooks_fired=[fired('delete', 1)]),
+                 'the user deleted the server, but it is ERROR'),
                 (dict(second, api_max_retries=60),
                  'the user deleted the server, but it is ERROR'),
                 (dict(second, fault='Build of instance %s aborted' % SERVER),
@@ -208,6 +227,9 @@ class TestUniversal(unittest.TestCase):
                                         provision_state='deploy failed')])
         self.assertEqual([], universal.problems(observation(definition=rebuild, **failed)))
         self.assertEqual(['end-state: node-kept'] * 2, self.rules(observation(**failed)))
+        active = dict(gone, nodes=[dict(failed['nodes'][0], provision_state='active')])
+        self.assertEqual(['end-state: node-kept'] * 2,
+                         self.rules(observation(definition=rebuild, **active)))
         # a node it stays on is checked unless it carries it as a deploy left it
         freed = dict(gone, nodes=[dict(observation()['nodes'][0], instance_info=True)])
         self.assertEqual(['end-state: node-kept'],
@@ -226,8 +248,7 @@ class TestSearch(unittest.TestCase):
     @staticmethod
     def play(case):
         bad = case['action'] == 'fail' and case['nodes'] >= 2
-        return observation(definition=case, status='ERROR' if bad else 'DELETED',
-                           hooks_fired=[])
+        return observation(definition=case, status='ERROR' if bad else 'DELETED')
 
     def test_finds_and_shrinks_a_failure(self):
         played = []
@@ -253,10 +274,10 @@ class TestSearch(unittest.TestCase):
         # failure, and each rule gets its own minimal case
         def play(case):
             if case['kind'] == 'rebuild':
-                return observation(definition=case, hooks_fired=[], status='BUILD')
+                return observation(definition=case, status='BUILD')
             if case['port']:
-                return observation(definition=case, hooks_fired=[], status='ERROR')
-            return observation(definition=case, hooks_fired=[])
+                return observation(definition=case, status='ERROR')
+            return observation(definition=case)
         found = search.search(play, seed=5, cases=40, shrink_cases=60)
         self.assertEqual(40, len(found.generated))
         self.assertEqual({'final', 'fault'}, {f.rule for f in found.failures})
@@ -284,7 +305,7 @@ class TestSearch(unittest.TestCase):
         self.assertNotEqual(cases(3), cases(4))
 
     def test_no_failure_and_the_budget(self):
-        found = search.search(lambda case: observation(definition=case, hooks_fired=[]),
+        found = search.search(lambda case: observation(definition=case),
                               seed=1, cases=15, shrink_cases=0)
         self.assertEqual([], found.failures)
         self.assertEqual(15, len(found.played))

@@ -73,6 +73,18 @@ def explore(ctx, target_name, seeds, cases, modes, mutation=None,
     venv, _ = venvs.ensure_venv(ctx, target)
     results, failures = {}, []
     out = ctx.build / RESULTS
+    try:
+        _explore(ctx, target, target_name, venv, seeds, cases, modes, mutation,
+                 shrink_cases, results, failures)
+    finally:
+        # (also what an interrupted run played)
+        write_json(json_out or out / RUN_JSON, _json(results, failures, mutation))
+    return failures, results
+
+
+def _explore(ctx, target, target_name, venv, seeds, cases, modes, mutation,
+             shrink_cases, results, failures):
+    out = ctx.build / RESULTS
     with explore_tree(ctx, target, mutation) as tree:
         for mode in modes:
             moded = targets_mod.mode_target(target, mode)
@@ -100,8 +112,6 @@ def explore(ctx, target_name, seeds, cases, modes, mutation=None,
                 f"more played shrinking; "
                 f"{sum(len(f.failures) for f in found)} failure(s); "
                 f"{time.monotonic() - start:.0f} s")
-    write_json(json_out or out / RUN_JSON, _json(results, failures, mutation))
-    return failures, results
 
 
 def replay_command(failure, target_name, mutation):
@@ -127,8 +137,9 @@ def _json(results, failures, mutation):
     return {
         'mutation': mutation,
         'modes': {mode: {str(seed): {
-            'cases': [{'case': case, 'problems': problems}
-                      for case, problems in found.played.values()]}
+            'cases': [{'case': case, 'problems': problems,
+                       'generated': k in found.generated}
+                      for k, (case, problems) in found.played.items()]}
             for seed, found in by_seed.items()}
             for mode, by_seed in results.items()},
         'failures': [{'mode': f.mode, 'seed': f.seed, 'rule': f.rule,

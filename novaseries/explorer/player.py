@@ -97,7 +97,8 @@ class ServingPlayer:
         :raises HarnessError: the player answered no case yet and died or
             hung (it cannot play: :meth:`_lost`).
         """
-        if self.proc is None or self.played >= CASES_PER_PROCESS:
+        if self.proc is None or self.played >= CASES_PER_PROCESS or \
+                self.proc.poll() is not None:
             self.stop()
             self._start()
         self.count += 1

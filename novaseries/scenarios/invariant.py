@@ -12,11 +12,14 @@ KEPT = (('instance', 'instance_id'), ('instance_info', 'instance_info'),
         ('VIFs', 'vifs'))
 #: Provision states of a node that Ironic has freed or is freeing.
 FREEING = frozenset(['available', 'deleting', 'cleaning', 'clean wait'])
+#: The provision state a failed deploy leaves a node in, the instance
+#: still associated.
+FAILED_DEPLOY = 'deploy failed'
 #: Provision states a deploy leaves a node in (with the deploy's instance
 #: associated): a node that carries another instance is in one of them,
 #: unless someone tears that deploy down.
 DEPLOYED = frozenset(['deploying', 'wait call-back', 'active',
-                      'deploy failed'])
+                      FAILED_DEPLOY])
 #: The end-state invariant's text for a server on a node Ironic does not
 #: have (part ``host-node``), of the node's id.
 NODE_GONE = 'on node %s, which Ironic does not have'
@@ -69,8 +72,8 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
         failed rebuild leaves it (Nova keeps the server on its host; the
         node keeps the instance, as the failed deploy left it, for the
         next rebuild or the delete): that node may be one an operator
-        deleted, or carry the server in a state a deploy leaves
-        (:data:`DEPLOYED`); otherwise it is checked as any other.
+        deleted, or carry the server in :data:`FAILED_DEPLOY`; otherwise
+        it is checked as any other.
     """
     need = missing(obs, 'status', 'server_id', 'usages', 'allocations',
                    'nodes', 'definition')
@@ -139,7 +142,7 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
             continue
         if stays and node['id'] == own and \
                 node.get('instance_id') == sid and \
-                node.get('provision_state') in DEPLOYED:
+                node.get('provision_state') == FAILED_DEPLOY:
             continue
         if node.get('provision_state') != 'available':
             left.append(('node-kept', '%s %s' % (

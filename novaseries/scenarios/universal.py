@@ -15,7 +15,8 @@ from novaseries.scenarios.explore_space import SECOND_DELETE
 from novaseries.scenarios.invariant import (
     claim_problem, END_STATE_PARTS, leftover_parts)
 from novaseries.scenarios.outage_checks import at_api_back
-from novaseries.scenarios.scenario import MAIN_THREAD_DELETE_ACTIONS, OUTAGE_ACTIONS
+from novaseries.scenarios.scenario import (
+    ACT_IN_REBUILD_KINDS, MAIN_THREAD_DELETE_ACTIONS, OUTAGE_ACTIONS)
 from novaseries.scenarios.texts import NODE_LOCKED
 
 #: The rules, name -> what must hold.  ``end-state: <part>`` for each part
@@ -29,11 +30,15 @@ RULES = {
     'delete': "a user's delete ends with the server gone (404); a delete "
               'during an outage past its budget may leave it in ERROR '
               'keeping its claim when the API comes back, before the '
-              "delete then; a tear-down Ironic refuses with 409 when the "
-              'case allows no retry ([ironic] api_max_retries = 0) may '
-              'leave it in ERROR with the fault texts.NODE_LOCKED, keeping '
-              'its claim, and then a second delete ends 404 with nothing '
-              'left',
+              'delete then; a moment\'s conductor lock when the case allows '
+              'no retry of the refused tear-down ([ironic] api_max_retries '
+              '= 0) may leave it in ERROR with the fault texts.NODE_LOCKED, '
+              'keeping its claim, and then a second delete ends 404 with '
+              'nothing left',
+    'outcome': 'a build or a rebuild whose events (those not refused) '
+               'were all harmless (none, a brief conductor lock, an API '
+               'blip: HARMLESS_ACTIONS), and that the user did not delete, '
+               'ends ACTIVE',
     'tenant': "no fault names another tenant's instance or node "
               '(checks.no_foreign_uuid)',
     'polls': 'the driver polls at most %d times after the first step '
@@ -57,11 +62,18 @@ DELETE_ACTIONS = frozenset(['delete', 'undeploy-delete']) | \
 DELETING_KINDS = frozenset(['build-delete', 'undeploy-active-delete',
                             'outage-delete'])
 #: The starting points whose server was on its node before the steps (a
-#: rebuild): a failed rebuild leaves the server in ERROR on its node, as
-#: Nova leaves every failed rebuild on its host, and the node carrying it
-#: as the failed deploy left it, or deleted by an operator
-#: (``invariant.leftover_parts``'s ``stays_on_node``).
-PLACED_KINDS = frozenset(['rebuild'])
+#: rebuild, ``scenario.ACT_IN_REBUILD_KINDS``): a failed rebuild leaves
+#: the server in ERROR on its node, as Nova leaves every failed rebuild on
+#: its host, and the node carrying it as the failed deploy left it, or
+#: deleted by an operator (``invariant.leftover_parts``'s
+#: ``stays_on_node``).
+PLACED_KINDS = ACT_IN_REBUILD_KINDS
+#: The events after which a build or a rebuild must still succeed (rule
+#: ``outcome``): a moment's conductor lock (a retry passes it) and an API
+#: blip (the poll loops ride it out).
+HARMLESS_ACTIONS = frozenset(['lock-briefly', 'api-blip'])
+#: The starting points rule ``outcome`` holds to: a new build, a rebuild.
+OUTCOME_KINDS = frozenset(['build']) | ACT_IN_REBUILD_KINDS
 #: The statuses a server may show once settled.
 SETTLED_STATUSES = frozenset(['ACTIVE', 'ERROR', 'DELETED'])
 #: The outage budgets the driver may spend polling per action that takes
@@ -78,7 +90,7 @@ _KEPT_AT_API_BACK = at_api_back('ERROR', claim_kept=True)
 
 
 #: What a server left in ERROR by a delete past the driver's budget
-#: (:func:`past_budget`) keeps of its claim and what not: parts of the
+#: (:func:`locked_without_retry`) keeps of its claim and what not: parts of the
 #: end-state invariant not checked then, each with its reason (the
 #: second delete's end is checked whole).
 FAILED_DELETE_WAIVES = {
@@ -88,6 +100,14 @@ FAILED_DELETE_WAIVES = {
             'its port binding',
 }
 assert set(FAILED_DELETE_WAIVES) <= set(END_STATE_PARTS)
+
+
+def _outcome(obs):
+    if obs['definition'].get('kind') in OUTCOME_KINDS and \
+            obs['status'] != 'ACTIVE' and not user_deleted(obs) and \
+            set(_fired(obs)) <= HARMLESS_ACTIONS:
+        return '%s after %s' % (obs['status'], ', '.join(
+            obs.get('hooks_fired') or ['no event']))
 
 
 def _polls(obs):
@@ -111,7 +131,7 @@ def user_deleted(obs):
 
 def _played(obs):
     if obs.get('error'):
-        return 'player error: ' + obs['error'].strip().splitlines()[-1]
+        return 'player error: ' + (obs['error'].strip().splitlines() or ['?'])[-1]
     if problem := missing(obs, 'settled', 'status'):
         return problem
     if not obs['settled']:
@@ -131,12 +151,24 @@ def _fault(obs):
         return 'ERROR without a fault'
 
 
-def past_budget(obs):
-    """Whether the server the user deleted is in ERROR because Ironic
-    refused the tear-down with 409 and the case gives the driver no retry
-    of it (``api_max_retries`` 0): its fault is ``texts.NODE_LOCKED``."""
+def _fired(obs):
+    """The actions of the steps that ran and were not refused."""
+    actions = [fired_action(label) for label in obs.get('hooks_fired') or ()]
+    for refusal in obs.get('refused') or ():
+        action = refusal.partition(':')[0]
+        if action in actions:
+            actions.remove(action)
+    return [a for a in actions if a]
+
+
+def locked_without_retry(obs):
+    """Whether the server the user deleted is in ERROR because a moment's
+    conductor lock (``lock-briefly``) refused the tear-down with 409 and
+    the case gives the driver no retry (``api_max_retries`` 0): its fault
+    is ``texts.NODE_LOCKED``."""
     if obs['status'] != 'ERROR' or not user_deleted(obs) or \
-            obs.get('api_max_retries') != 0:
+            obs.get('api_max_retries') != 0 or \
+            'lock-briefly' not in _fired(obs):
         return False
     locked, _ = formatted(NODE_LOCKED, obs)
     return obs.get('fault') == locked
@@ -151,7 +183,7 @@ def _delete(obs):
             return 'deleted during the outage: ' + problem
     if not user_deleted(obs) or obs['status'] == 'DELETED':
         return None
-    if not past_budget(obs):
+    if not locked_without_retry(obs):
         return 'the user deleted the server, but it is %s' % obs['status']
     if problem := claim_problem(obs):
         return 'in ERROR after the delete: ' + problem
@@ -176,10 +208,11 @@ def problems(obs):
         return [('played', problem)]
     found = [(rule, text) for rule, check in (
         ('final', _final), ('fault', _fault), ('delete', _delete),
+        ('outcome', _outcome),
         ('tenant', no_foreign_uuid), ('polls', _polls))
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS
-    kept = past_budget(obs)
+    kept = locked_without_retry(obs)
     found += [(END_STATE_RULE % part if part else 'played', text)
               for part, text in leftover_parts(obs, claim_kept=kept,
                                                stays_on_node=placed)

@@ -84,7 +84,11 @@ def main(argv=None):
                         'stderr, writes a record with an error and exits 3')
     args = parser.parse_args(argv)
     if args.serve:
-        play_explore.serve(sys.stdin, sys.stdout)
+        # the replies on a stdout of their own; what Nova prints goes to
+        # stderr, the player's log
+        replies = os.fdopen(os.dup(1), 'w')
+        os.dup2(2, 1)
+        play_explore.serve(sys.stdin, replies)
         return 0
     if not args.out and not args.list:
         parser.error('--out is required (but with --serve or --list)')
