@@ -242,10 +242,12 @@ def explorer_step(ctx):
         outcomes.append(Outcome(
             f"explorer [{mode}]: cases that keep every rule",
             passed=sum(1 for problems in played if not problems),
-            failed=len(broken),
+            failed=len(explorer_job.unexpected(broken)),
             note="; ".join([f"seeds {', '.join(map(str, by_seed))}, "
                             f"{len(played)} cases"] +
-                           [f"seed {f.seed}: {f.rule}" for f in broken])))
+                           [f"seed {f.seed}: {f.rule}"
+                            + (f" (expected: {f.expected})" if f.expected else "")
+                            for f in broken])))
     return outcomes
 
 

@@ -18,7 +18,7 @@ from tests import helpers
 try:
     import hypothesis
     from hypothesis import given, settings
-    from novaseries.explorer import generate, search
+    from novaseries.explorer import generate, job, search
 except ImportError:  # (the explore extra: .ci/run installs it)
     hypothesis = None
 
@@ -318,6 +318,21 @@ class TestSearch(unittest.TestCase):
         self.assertEqual('build [fail@2 undeploy@3/td] 2 nodes, max_attempts 2, '
                          'deploying_reads 1, deleting_reads 2, api_max_retries None',
                          search.describe(CASE))
+
+
+@needs_hypothesis
+class TestExpected(unittest.TestCase):
+
+    def test_each_entry_names_a_seed_a_rule_and_where_it_is_filed(self):
+        for (seed, rule), where in job.EXPECTED.items():
+            self.assertIsInstance(seed, int)
+            self.assertIn(rule, universal.RULE_NAMES)
+            self.assertTrue(where.strip())
+
+    def test_an_expected_failure_does_not_fail(self):
+        failures = [search.Failure(1, 'delete', CASE, []),
+                    search.Failure(2, 'fault', CASE, [], expected='bug NNNN')]
+        self.assertEqual([failures[0]], job.unexpected(failures))
 
 
 class TestPlanted(unittest.TestCase):

@@ -4,7 +4,7 @@ fake Ironic on the fixed tree (the packaged stack, as the main job's),
 each judged by the rules every case must keep
 (``scenarios/universal.py``); a failure is shrunk to a minimal case and
 printed with the command that replays it.  ``--replay`` plays one case.
-Exit status 1 if a rule broke.
+Exit status 1 if a rule broke (but for ``explorer.job.EXPECTED``'s).
 
 Hypothesis is the ``explore`` extra of pyproject.toml (``pip install -e
 '.[explore]'``); the command says so when it is missing.
@@ -68,4 +68,4 @@ def run(ctx, args):
               else args.shrink_cases)
     failures, _ = job.explore(ctx, args.target, args.seed or [1], args.cases,
                               modes, args.mutation, shrink, args.json)
-    return 1 if failures else 0
+    return 1 if job.unexpected(failures) else 0

@@ -72,6 +72,8 @@ class Failure:
     problems: list
     obs: dict = dataclasses.field(repr=False, default=None)
     mode: str = None
+    #: where the defect is filed, if it is one of ``job.EXPECTED``
+    expected: str = None
 
 
 @dataclasses.dataclass
