@@ -9,7 +9,9 @@ deploy failure of a node that is not deploying, anything on a node an
 earlier step deleted; or a user's delete of a server already gone.  As
 for an operator or a user, the request is refused and nothing happens:
 the step is recorded in ``refused`` (with Ironic's or the API's answer)
-and the case goes on.  A server the user deleted that ends in ERROR is
+and the case goes on.  An operator's tear-down that would come after the
+deploy's wait has ended (the node ``active``) is not played
+(:data:`AFTER_DEPLOY_UNPLAYED`).  A server the user deleted that ends in ERROR is
 deleted again once everything has settled; what that second delete
 leaves is recorded too (``explore_space.SECOND_DELETE``).
 """
@@ -38,6 +40,16 @@ REFUSALS = (sdk_exc.HttpException, ironic_api.InvalidFixtureUse,
             client.OpenStackApiNotFoundException)
 
 
+#: The operator's events that tear a node down, and the provision state
+#: in which the deploy's wait has ended (the server is ACTIVE): after
+#: that no wait of Nova's polls the node, and the tear-down of an ACTIVE
+#: server's node is no longer the build's (the kind
+#: ``undeploy-active-delete`` plays it with the user's delete); such an
+#: event is not played then, and recorded in ``refused`` so.
+AFTER_DEPLOY_UNPLAYED = frozenset(['undeploy', 'maintenance-delete',
+                                   'reassociate'])
+DEPLOY_OVER = 'active'
+NOT_PLAYED_AFTER_DEPLOY = 'not played: the deploy is over (node active)'
 #: How much of a refusal's answer ``refused`` keeps (characters).
 REFUSAL_CHARS = 120
 
@@ -47,6 +59,12 @@ class ExploreScenarioTest(FakeScenarioTest):
     ``refused``: ``action: answer``, in the order they came)."""
 
     def _refusable(self, action, play, node_id, server_id):
+        node = self.ironic.get(node_id)
+        if action in AFTER_DEPLOY_UNPLAYED and node is not None and \
+                node.provision_state == DEPLOY_OVER:
+            self._acted.setdefault('refused', []).append(
+                '%s: %s' % (action, NOT_PLAYED_AFTER_DEPLOY))
+            return
         try:
             play(node_id, server_id)
         except REFUSALS as e:
