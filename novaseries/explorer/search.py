@@ -81,7 +81,7 @@ class Searched:
     """What a search played: ``played``, ``{key: (case, problems)}`` in
     the order played, of which ``generated`` (keys) are the seed's own
     cases and the rest shrinking's; and its ``failures`` (minimal, one per
-    rule broken)."""
+    rule that came first in a case's problems)."""
 
     seed: int
     played: dict = dataclasses.field(default_factory=dict)
@@ -113,11 +113,11 @@ def _hypothesis_run(seed, cases, test, phases):
 
 def search(play, seed, cases, shrink_cases=SHRINK_CASES, progress=None):
     """Generate ``cases`` cases from ``seed``, play each (``play(case) ->
-    observation``) and judge it; then shrink each rule broken.
+    observation``) and judge it; then shrink each rule broken first.
 
     Two passes, so that every case is generated whatever fails: the first
-    plays the seed's cases and raises nothing; then, for each rule broken,
-    Hypothesis runs the same seed again (the same cases, judged from the
+    plays the seed's cases and raises nothing; then, for each rule that
+    comes first in a case's problems, Hypothesis runs the same seed again (the same cases, judged from the
     cache) and shrinks the first case that broke it, playing at most
     ``shrink_cases`` cases it has not played yet (past that, an unplayed
     case passes).  Hypothesis also ends shrinking after its own 300 s.
