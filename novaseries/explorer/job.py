@@ -30,7 +30,12 @@ CI_CASES = 25
 #: rule)`` -> where it is filed: such a failure is printed as expected and
 #: fails neither ``explore`` nor CI's step (a rule a seed no longer breaks
 #: is said too).
-EXPECTED = {}
+EXPECTED = {
+    (seed, rule): "a user's delete during a rebuild, or after an outage, "
+                  "meets the node in deploying past destroy()'s 409 retries "
+                  "(filed: doc/main-job.rst, The explorer, What it found)"
+    for seed, rule in ((13, 'polls'), (14, 'delete'))
+}
 
 
 @contextlib.contextmanager

@@ -117,8 +117,9 @@ def search(play, seed, cases, shrink_cases=SHRINK_CASES, progress=None):
 
     Two passes, so that every case is generated whatever fails: the first
     plays the seed's cases and raises nothing; then, for each rule that
-    comes first in a case's problems, Hypothesis runs the same seed again (the same cases, judged from the
-    cache) and shrinks the first case that broke it, playing at most
+    comes first in a case's problems, Hypothesis runs the same seed again
+    (the same cases, judged from the cache) and shrinks the first case
+    that broke it, playing at most
     ``shrink_cases`` cases it has not played yet (past that, an unplayed
     case passes).  Hypothesis also ends shrinking after its own 300 s.
 
