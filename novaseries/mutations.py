@@ -104,12 +104,23 @@ PLANTED = (
              replace=(("        for retry in range(retries + 1):\n",
                        "        for retry in range(1):\n"),)),
     Mutation("no-reschedule-guard",
-             "the compute manager reschedules a failed build without checking "
-             "that the user is not deleting it",
+             "the compute manager's guards of a failed build the user is "
+             "deleting removed: its reschedule and its ERROR saves no longer "
+             "expect a build's task state",
              "nova/compute/manager.py",
              replace=(("                instance.save(expected_task_state="
                        "BUILD_TASK_STATES)\n",
-                       "                instance.save()\n"),)),
+                       "                instance.save()\n"),
+                      ("                self._set_instance_obj_error_state(\n"
+                       "                    instance, clean_task_state=True,\n"
+                       "                    expected_task_state=BUILD_TASK_STATES)\n",
+                       "                self._set_instance_obj_error_state(\n"
+                       "                    instance, clean_task_state=True)\n"),
+                      ("            self._set_instance_obj_error_state(\n"
+                       "                instance, clean_task_state=True,\n"
+                       "                expected_task_state=BUILD_TASK_STATES)\n",
+                       "            self._set_instance_obj_error_state(\n"
+                       "                instance, clean_task_state=True)\n"))),
 )
 
 #: The declared mutations, by name.
