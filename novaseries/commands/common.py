@@ -39,23 +39,19 @@ def target(ctx, args):
     return targets_mod.get(ctx, args.target)
 
 
-def positive(text):
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
+def at_least(least):
+    """An argparse type: an integer of at least ``least``."""
+    def integer(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}: {text}")
+        return value
+    return integer
 
 
-def not_negative(text):
-    """argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0: {text}")
-    return value
+#: argparse types: an integer of at least 1, of at least 0.
+positive = at_least(1)
+not_negative = at_least(0)
