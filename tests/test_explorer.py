@@ -50,6 +50,7 @@ def observation(**changes):
                       'instance_info': False, 'vifs': [], 'history': []}],
            'allocations': {}, 'usages': {NODE: 0}, 'hooks_fired': ['fail@2'],
            'definition': dict(CASE), 'polls_after_action': 4, 'api_max_retries': 60,
+           'at_reschedule': [],
            'held_polls_after_action': 0, 'port_id': None, 'port_device_id': None}
     obs.update(changes)
     return obs
@@ -144,6 +145,15 @@ class TestUniversal(unittest.TestCase):
                  ['delete'])):
             with self.subTest(changes=changes):
                 self.assertEqual(rules, self.rules(observation(**changes)))
+
+    def test_a_reschedule_only_once_ironic_freed_the_node(self):
+        for at_reschedule, rules in (([[]], []), ([[], []], []),
+                                     ([[[NODE, 'deleting']]], ['reschedule'])):
+            with self.subTest(at_reschedule=at_reschedule):
+                self.assertEqual(rules, self.rules(observation(at_reschedule=at_reschedule)))
+        self.assertIn('rescheduled while %s (deleting) still carried it' % NODE,
+                      universal.problems(observation(
+                          at_reschedule=[[[NODE, 'deleting']]]))[0][1])
 
     def test_an_unplayed_case_is_only_that(self):
         for changes in (dict(error='Traceback\nAssertionError: boom'),

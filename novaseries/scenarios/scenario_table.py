@@ -88,6 +88,9 @@ OBSERVATION = {
     'instance_actions': "the server's instance actions",
     'refused': "the explorer's steps Ironic or the API refused, as "
                "'action: answer' (play_explore)",
+    'at_reschedule': "the explorer's: at each reschedule of the build, the "
+                     'nodes that still carried the server, as [node, '
+                     'provision_state] (play_explore)',
     'api_max_retries': "the explorer's: [ironic] api_max_retries in the "
                        'case (play_explore)',
     'after_second_delete': "the explorer's: the observation after the "

@@ -39,6 +39,10 @@ RULES = {
                'were all harmless (none, a brief conductor lock, an API '
                'blip: HARMLESS_ACTIONS), and that the user did not delete, '
                'ends ACTIVE',
+    'reschedule': 'a failed build is handed back for a reschedule only once '
+                  'no node carries the server any more (Ironic has freed '
+                  'the failed node, or the build ends there): never into a '
+                  'node Ironic is still tearing down for it',
     'tenant': "no fault names another tenant's instance or node "
               '(checks.no_foreign_uuid)',
     'polls': 'the driver polls at most %d times after the first step '
@@ -108,6 +112,15 @@ def _outcome(obs):
             set(_fired(obs)) <= HARMLESS_ACTIONS:
         return '%s after %s' % (obs['status'], ', '.join(
             obs.get('hooks_fired') or ['no event']))
+
+
+def _reschedule(obs):
+    if problem := missing(obs, 'at_reschedule'):
+        return problem
+    held = [nodes for nodes in obs['at_reschedule'] if nodes]
+    if held:
+        return 'rescheduled while %s still carried it' % ', '.join(
+            '%s (%s)' % tuple(node) for node in held[0])
 
 
 def _polls(obs):
@@ -208,7 +221,7 @@ def problems(obs):
         return [('played', problem)]
     found = [(rule, text) for rule, check in (
         ('final', _final), ('fault', _fault), ('delete', _delete),
-        ('outcome', _outcome),
+        ('outcome', _outcome), ('reschedule', _reschedule),
         ('tenant', no_foreign_uuid), ('polls', _polls))
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS

@@ -22,6 +22,7 @@ import json
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 import nova.conf  # noqa: E402
+from nova.conductor import api as conductor_api  # noqa: E402
 from nova.tests.fixtures import ironic_api  # noqa: E402
 from nova.tests.functional.api import client  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
@@ -58,6 +59,30 @@ class ExploreScenarioTest(FakeScenarioTest):
     """FakeScenarioTest whose steps may be refused (recorded in
     ``refused``: ``action: answer``, in the order they came)."""
 
+    def setUp(self):
+        super().setUp()
+        self._watch_reschedules()
+
+    def _watch_reschedules(self):
+        """Record, each time the compute manager hands a failed build back
+        to the conductor for a reschedule, the nodes that still carry the
+        server then, as ``[node, provision_state]`` (``at_reschedule``)."""
+        self.at_reschedule = []
+        real = conductor_api.ComputeTaskAPI.build_instances
+        test = self
+
+        def build_instances(api, context, instances, *args, **kwargs):
+            carrying = []
+            for node_id in test.node_ids:
+                node = test.ironic.get(node_id)
+                if node is not None and node.instance_id == instances[0].uuid:
+                    carrying.append([node_id, node.provision_state])
+            test.at_reschedule.append(carrying)
+            return real(api, context, instances, *args, **kwargs)
+
+        self.stub_out('nova.conductor.api.ComputeTaskAPI.build_instances',
+                      build_instances)
+
     def _refusable(self, action, play, node_id, server_id):
         node = self.ironic.get(node_id)
         if action in AFTER_DEPLOY_UNPLAYED and node is not None and \
@@ -86,6 +111,7 @@ class ExploreScenarioTest(FakeScenarioTest):
         super()._record(sc, rec, server, final, settled, *args)
         rec['refused'] = list(self._acted.get('refused', []))
         rec['api_max_retries'] = nova.conf.CONF.ironic.api_max_retries
+        rec['at_reschedule'] = [list(nodes) for nodes in self.at_reschedule]
         if rec['status'] == 'ERROR' and user_deleted(
                 dict(rec, definition=sc.describe())):
             # The user's delete left the server in ERROR: the user deletes
