@@ -308,6 +308,12 @@ class TestSearch(unittest.TestCase):
             search.search(play, seed=7, cases=50)
         self.assertEqual(3, len(played))
 
+    def test_a_seeds_first_cases_do_not_depend_on_how_many(self):
+        def cases(seed, number):
+            return search.search(self.play, seed, cases=number, shrink_cases=0).generated
+        for seed in job.CI_SEEDS:
+            self.assertEqual(cases(seed, 25)[:job.CI_CASES], cases(seed, job.CI_CASES))
+
     def test_same_seed_same_cases(self):
         def cases(seed):
             return list(search.search(self.play, seed, cases=20, shrink_cases=0).played)
