@@ -29,8 +29,7 @@ CI_SEEDS = (1, 2)
 CI_CASES = 15
 #: The failures of defects found and filed but not fixed, by ``(seed,
 #: rule)`` -> where it is filed: such a failure is printed as expected and
-#: fails neither ``explore`` nor CI's step (a rule a seed no longer breaks
-#: is said too).
+#: fails neither ``explore`` nor CI's step.
 EXPECTED = {
     (seed, rule): "a user's delete during a rebuild, or after an outage, "
                   "meets the node in deploying past destroy()'s 409 retries "
@@ -60,6 +59,14 @@ def explore_tree(ctx, target, mutation=None):
             yield work
 
 
+def _player(ctx, target, venv, tree, mode):
+    """The serving player of ``mode`` in ``tree``, its cases and log in
+    ``build/explore``."""
+    out = ctx.build / RESULTS
+    return ServingPlayer(targets_mod.mode_target(target, mode), venv, tree,
+                         out / 'cases', out / f"player.{mode}.log")
+
+
 def _progress(mode, seed, cases):
     def progress(number, case, problems):
         verdict = 'ok' if not problems else 'FAILS ' + problems[0][0]
@@ -83,26 +90,23 @@ def explore(ctx, target_name, seeds, cases, modes, mutation=None,
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
     results, failures = {}, []
-    out = ctx.build / RESULTS
     try:
         _explore(ctx, target, target_name, venv, seeds, cases, modes, mutation,
                  shrink_cases, results, failures)
     finally:
         # (also what an interrupted run played)
-        write_json(json_out or out / RUN_JSON, _json(results, failures, mutation))
+        write_json(json_out or ctx.build / RESULTS / RUN_JSON,
+                   _json(results, failures, mutation))
     return failures, results
 
 
 def _explore(ctx, target, target_name, venv, seeds, cases, modes, mutation,
              shrink_cases, results, failures):
-    out = ctx.build / RESULTS
     with explore_tree(ctx, target, mutation) as tree:
         for mode in modes:
-            moded = targets_mod.mode_target(target, mode)
             results[mode] = {}
             start = time.monotonic()
-            with ServingPlayer(moded, venv, tree, out / 'cases',
-                               out / f"player.{mode}.log") as player:
+            with _player(ctx, target, venv, tree, mode) as player:
                 for seed in seeds:
                     found = search_mod.search(
                         lambda case: player.play(f"explore-{seed}", case),
@@ -181,10 +185,8 @@ def replay(ctx, target_name, case, mode, mutation=None):
         raise HarnessError(f"case outside the explorer's table: {problem}")
     target = targets_mod.get(ctx, target_name)
     venv, _ = venvs.ensure_venv(ctx, target)
-    out = ctx.build / RESULTS
-    with explore_tree(ctx, target, mutation) as tree, ServingPlayer(
-            targets_mod.mode_target(target, mode), venv, tree, out / 'cases',
-            out / f"player.{mode}.log") as player:
+    with explore_tree(ctx, target, mutation) as tree, \
+            _player(ctx, target, venv, tree, mode) as player:
         obs = player.play('explore-replay', case)
     put(f"{search_mod.describe(case)}")
     for field in ('status', 'task_state', 'host', 'fault', 'hooks_fired',
