@@ -2,6 +2,8 @@
 judge (scenarios/universal.py), its search (explorer/search.py, with a
 fake player) and the planted defects (mutations.PLANTED)."""
 
+import collections
+import json
 import pathlib
 import tempfile
 import unittest
@@ -13,12 +15,12 @@ from novaseries.scenarios import checks
 from novaseries.scenarios.checks import fired
 from novaseries.scenarios.invariant import NODE_GONE
 from novaseries.util import HarnessError
+from novaseries.explorer import generate, job, search  # (without Hypothesis)
 from tests import helpers
 
 try:
     import hypothesis
     from hypothesis import given, settings
-    from novaseries.explorer import generate, job, search
 except ImportError:  # (the explore extra: .ci/run installs it)
     hypothesis = None
 
@@ -48,9 +50,9 @@ def observation(**changes):
            'nodes': [{'id': NODE, 'name': 'node-0', 'provision_state': 'available',
                       'target_provision_state': None, 'instance_id': None,
                       'instance_info': False, 'vifs': [], 'history': []}],
-           'allocations': {}, 'usages': {NODE: 0}, 'hooks_fired': ['fail@2'],
+           'allocations': {}, 'usages': {NODE: 0}, 'hooks_fired': ['fail@2', 'undeploy@3'],
            'definition': dict(CASE), 'polls_after_action': 4, 'api_max_retries': 60,
-           'at_reschedule': [],
+           'at_reschedule': [], 'saved_over_delete': [],
            'held_polls_after_action': 0, 'port_id': None, 'port_device_id': None}
     obs.update(changes)
     return obs
@@ -99,6 +101,65 @@ class TestSpace(unittest.TestCase):
     def test_every_generated_case_is_in_the_table(self, case):
         self.assertIsNone(explore_space.check(case))
         explore_space.scenario_of('explore-1', case)
+
+    @needs_hypothesis
+    @settings(max_examples=200, database=None, deadline=None)
+    @given(generate.cases() if hypothesis else None)
+    def test_draws_keep_to_their_tables(self, case):
+        for step in case['then']:
+            if step[2:]:
+                self.assertIn(step[1], explore_space.TEARDOWN_STEP_ACTIONS)
+                low, high = explore_space.TEARDOWN_STEP_POLL
+                self.assertTrue(low <= step[0] <= high, step)
+        if case['action'] in explore_space.CALLBACK_STARTS:
+            self.assertGreater(case['after_polls'], case['deploying_reads'])
+
+    def test_a_first_event_may_come_in_deploying_or_in_wait_call_back(self):
+        weight = explore_space.CALLBACK_POLL_WEIGHT
+        # a delete at poll 1 of 2 in deploying meets Ironic's 409
+        self.assertEqual({1: 1, 2: 1, 3: weight}, generate.first_poll_weights('delete', 2))
+        self.assertEqual({1: 1, 2: weight, 3: weight}, generate.first_poll_weights('undeploy', 1))
+        self.assertEqual({1: 0, 2: 0, 3: weight}, generate.first_poll_weights('api-blip', 2))
+
+    @needs_hypothesis
+    def test_the_draws_take_the_tables_weights(self):
+        # every entry but one weighs 0: every draw is that one
+        events = set(explore_space.STEP_ACTIONS) | {
+            a for starts in explore_space.STARTS.values() for a in starts}
+        with mock.patch.multiple(
+                explore_space,
+                START_WEIGHTS={k: 0 for k in explore_space.STARTS if k != 'build'},
+                EVENT_WEIGHTS={a: 0 for a in events if a not in ('fail', 'delete')},
+                CALLBACK_POLL_WEIGHT=0, TEARDOWN_POLL_WEIGHTS={1: 0, 2: 0, 3: 0},
+                DELETING_READS_WEIGHTS={0: 0, 1: 0, 2: 0},
+                DELETE_ON_RESCHEDULE_WEIGHTS={True: 0}):
+            found = search.search(lambda case: observation(definition=case),
+                                  seed=1, cases=20, shrink_cases=0)
+        cases = [json.loads(k) for k in found.generated]
+        self.assertGreater(len(cases), 10)
+        for case in cases:
+            self.assertEqual(('build', 3, False),
+                             (case['kind'], case['deleting_reads'],
+                              case['delete_on_reschedule']))
+            self.assertIn(case['action'], ('fail', 'delete'))
+            self.assertLessEqual(case['after_polls'], case['deploying_reads'])
+            for step in case['then']:
+                self.assertIn(step[1], ('fail', 'delete'))
+                if step[2:]:
+                    self.assertEqual([4, 'delete'], step[:2])
+
+    def test_draws_follow_the_tables_weights(self):
+        self.assertEqual(['build'] * 6 + ['rebuild'] * 2 + ['outage-delete'],
+                         generate.repeated(['build', 'rebuild', 'outage-delete'],
+                                           {'build': 6, 'rebuild': 2}))
+        # the first entry stays first (Hypothesis shrinks towards it)
+        for entries, weights in ((list(explore_space.STARTS), explore_space.START_WEIGHTS),
+                                 (explore_space.STEP_ACTIONS, explore_space.EVENT_WEIGHTS),
+                                 (explore_space.TEARDOWN_STEP_ACTIONS,
+                                  explore_space.EVENT_WEIGHTS)):
+            drawn = generate.repeated(entries, weights)
+            self.assertEqual(entries[0], drawn[0])
+            self.assertEqual(set(entries), set(drawn))
 
 
 class TestUniversal(unittest.TestCase):
@@ -154,6 +215,73 @@ class TestUniversal(unittest.TestCase):
         self.assertIn('rescheduled while %s (deleting) still carried it' % NODE,
                       universal.problems(observation(
                           at_reschedule=[[[NODE, 'deleting']]]))[0][1])
+
+    def test_the_build_saves_nothing_over_the_users_delete(self):
+        saved = 'vm_state building, task_state scheduling by _do_build_and_run_instance'
+        self.assertEqual([], self.rules(observation(saved_over_delete=[])))
+        self.assertEqual(['deleting'], self.rules(observation(saved_over_delete=[saved])))
+        self.assertIn("the build saved %s over the user's delete" % saved,
+                      universal.problems(observation(saved_over_delete=[saved]))[0][1])
+        obs = observation()
+        del obs['saved_over_delete']
+        self.assertEqual(['deleting'], self.rules(obs))
+
+    def test_a_build_with_an_alternate_left_succeeds(self):
+        build = dict(CASE, action='undeploy', then=[])
+        error = dict(status='ERROR', fault='x', hooks_fired=['undeploy@2'], definition=build)
+        for changes, rules in (
+                (error, ['outcome']),
+                (dict(error, hooks_fired=['maintenance-delete@2']), ['outcome']),
+                (dict(error, hooks_fired=['fail@2']), ['outcome']),
+                (dict(error, hooks_fired=['abort@2']), ['outcome']),
+                # refused: no event at all, so the first half holds
+                (dict(error, hooks_fired=['abort@1'], refused=['abort: Cannot abort']),
+                 ['outcome']),
+                (dict(error, hooks_fired=['api-blip@2', 'undeploy@3']), []),
+                (dict(error, hooks_fired=['reassociate@2']), ['outcome']),
+                (dict(error, definition=dict(build, nodes=1)), []),
+                (dict(error, definition=dict(build, max_attempts=1)), []),
+                (dict(error, definition=dict(build, kind='rebuild')), []),
+                (dict(error, hooks_fired=['undeploy@2', 'fail@4']), []),
+                (dict(error, hooks_fired=['undeploy@2', 'lock-briefly@4']), []),
+                # deleting_reads past api_max_retries: the rule says
+                # nothing (conservative: Ironic's tear-down may outlast
+                # Nova's wait, and the build then ends without a reschedule)
+                (dict(error, api_max_retries=1), []),
+                (dict(error, definition=dict(build, deleting_reads=3), api_max_retries=1), []),
+                (dict(error, api_max_retries=2), ['outcome']),
+                (dict(error, hooks_fired=['undeploy@2', checks.RESCHEDULE_DELETE],
+                      status='DELETED', fault=None), [])):
+            with self.subTest(changes=changes):
+                self.assertEqual(rules, self.rules(observation(**changes)))
+        self.assertNotIn('outcome', self.rules(observation(**dict(
+            error, status='ACTIVE', fault=None))))
+        obs = observation(**error)
+        del obs['api_max_retries']
+        self.assertEqual([('outcome', 'no api_max_retries recorded')],
+                         [p for p in universal.problems(obs) if p[0] == 'outcome'])
+
+    def test_only_a_save_by_the_build_in_nova_compute_is_the_builds(self):
+        frame = collections.namedtuple('frame', 'filename name')
+        manager = '/tree/nova/compute/manager.py'
+        build = [frame('/tree/nova/utils.py', 'run'),
+                 frame(manager, '_locked_do_build_and_run_instance'),
+                 frame(manager, 'decorated_function'),
+                 frame(manager, '_do_build_and_run_instance'),
+                 frame(manager, '_set_instance_obj_error_state'),
+                 frame('/tree/nova/objects/instance.py', 'save')]
+        self.assertEqual('_set_instance_obj_error_state', explore_space.build_saver(build))
+        # reverts_task_state's save (through _instance_update): only the
+        # thread's entry and the decorator are the build's
+        reverted = build[:3] + [frame(manager, '_instance_update')]
+        self.assertEqual('_instance_update', explore_space.build_saver(reverted))
+        for stack in (
+                build[:1],  # a looping call's or a hook's thread
+                [frame(manager, 'terminate_instance'), frame(manager, 'do_terminate_instance')],
+                [frame('/tree/nova/conductor/manager.py', 'build_instances'),
+                 frame('/tree/nova/scheduler/utils.py', 'set_vm_state_and_notify')]):
+            with self.subTest(stack=stack):
+                self.assertIsNone(explore_space.build_saver(stack))
 
     def test_an_unplayed_case_is_only_that(self):
         for changes in (dict(error='Traceback\nAssertionError: boom'),
@@ -263,7 +391,7 @@ class TestSearch(unittest.TestCase):
     def test_finds_and_shrinks_a_failure(self):
         played = []
         found = search.search(lambda case: played.append(case) or self.play(case),
-                              seed=7, cases=200, shrink_cases=100)
+                              seed=5, cases=200, shrink_cases=100)
         self.assertEqual(['fault'], [f.rule for f in found.failures])
         failure = found.failures[0]
         # shrunk: the bug's two conditions, nothing else
@@ -285,7 +413,7 @@ class TestSearch(unittest.TestCase):
         def play(case):
             if case['kind'] == 'rebuild':
                 return observation(definition=case, status='BUILD')
-            if case['port']:
+            if case['kind'] == 'build' and case['port']:
                 return observation(definition=case, status='ERROR')
             return observation(definition=case)
         found = search.search(play, seed=5, cases=40, shrink_cases=60)
@@ -326,7 +454,7 @@ class TestSearch(unittest.TestCase):
         self.assertEqual([], found.failures)
         self.assertEqual(15, len(found.played))
         # no shrinking budget: the failure is the case as generated
-        found = search.search(self.play, seed=7, cases=200, shrink_cases=0)
+        found = search.search(self.play, seed=5, cases=200, shrink_cases=0)
         self.assertEqual(found.generated, list(found.played))
         self.assertEqual(['fault'], [f.rule for f in found.failures])
 
@@ -336,14 +464,26 @@ class TestSearch(unittest.TestCase):
                          search.describe(CASE))
 
 
-@needs_hypothesis
 class TestExpected(unittest.TestCase):
 
-    def test_each_entry_names_a_seed_a_rule_and_where_it_is_filed(self):
-        for (seed, rule), where in job.EXPECTED.items():
+    def test_each_entry_names_a_seed_a_rule_its_sign_and_where_it_is_filed(self):
+        for (seed, rule), (sign, where) in job.EXPECTED.items():
             self.assertIsInstance(seed, int)
             self.assertIn(rule, universal.RULE_NAMES)
+            self.assertTrue(sign.strip())
             self.assertTrue(where.strip())
+
+    def test_only_the_filed_defects_sign_is_expected(self):
+        (seed, rule), (sign, where) = next(iter(job.EXPECTED.items()))
+        for problems, fault, filed in (
+                ([(rule, 'it shows %s here' % sign)], None, where),
+                ([(rule, 'something else')], 'the fault: %s.' % sign, where),
+                ([(rule, 'something else')], 'another fault', None)):
+            with self.subTest(problems=problems, fault=fault):
+                failure = search.Failure(seed, rule, CASE, problems, obs={'fault': fault})
+                self.assertEqual(filed, job.filed_as(failure))
+        self.assertIsNone(job.filed_as(search.Failure(seed + 1000, rule, CASE,
+                                                      [(rule, sign)], obs={})))
 
     def test_an_expected_failure_does_not_fail(self):
         failures = [search.Failure(1, 'delete', CASE, []),

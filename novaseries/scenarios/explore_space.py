@@ -36,6 +36,19 @@ STARTS = {
     'build-delete': (None,),
     'undeploy-active-delete': (None,),
 }
+#: How often, relative to the others, a case starts at each point and a
+#: step is each event (1 unless named; the strategy repeats an entry as
+#: often as its weight, so Hypothesis still shrinks towards the first):
+#: the new build has the most events and every wait (its deploy, its
+#: clean-up's tear-down, a reschedule's deploy); the events that end a
+#: deploy (the operator's tear-downs, a failure, an abort) and the user's
+#: delete come twice as often as a lock, a blip or no event, so that an
+#: undeploy in ``wait call-back`` whose tear-down outlasts the deploy
+#: wait, or a delete during a failed build's clean-up, comes within some
+#: 130 cases (doc/main-job.rst, the planted defects).
+START_WEIGHTS = {'build': 6, 'rebuild': 2}
+EVENT_WEIGHTS = {'undeploy': 2, 'maintenance-delete': 2, 'reassociate': 2,
+                 'undeploy-delete': 2, 'delete': 2, 'fail': 2, 'abort': 2}
 #: The first events that need the deploy in ``wait call-back`` (the API's
 #: return releases the deploy the fake holds there): their poll comes
 #: after the ``deploying_reads`` polls of ``deploying``.
@@ -44,6 +57,13 @@ CALLBACK_STARTS = frozenset(['api-blip'])
 #: or of the wait for the tear-down).
 STEP_ACTIONS = ('undeploy', 'maintenance-delete', 'fail', 'abort',
                 'reassociate', 'delete', 'undeploy-delete', 'lock-briefly')
+#: The events a later step in the wait for a tear-down is drawn from
+#: (:func:`check` takes any of STEP_ACTIONS, for ``--replay``): those
+#: Ironic and the API take while the node is ``deleting`` (Ironic refuses
+#: an undeploy, a failure, an abort or a reassociation's undeploy of a
+#: node it is tearing down).
+TEARDOWN_STEP_ACTIONS = ('delete', 'undeploy-delete', 'maintenance-delete',
+                         'lock-briefly')
 #: The loops a later step counts the polls of (None: the deploy's).
 STEP_LOOP_CHOICES = (None,) + STEP_LOOPS
 #: ``(least, most)`` of each number of a case.  The first step's poll is
@@ -57,6 +77,25 @@ STEP_POLL = (1, 6)
 STEPS = (0, 3)
 DEPLOYING_READS = (1, 2)
 DELETING_READS = (0, 3)
+#: ``(least, most)`` poll of a step in the wait for a tear-down (within
+#: STEP_POLL): the wait lasts DELETING_READS polls and one more.
+TEARDOWN_STEP_POLL = (1, DELETING_READS[1] + 1)
+#: How often, relative to the others, a poll is drawn (1 unless named):
+#: a first event in ``wait call-back`` (after the ``deploying_reads``
+#: polls of ``deploying``: Ironic's tear-down is Ironic's there, not a
+#: 409) twice as often as one in ``deploying``; a step at the first two
+#: polls of a tear-down's wait (which every tear-down reaches) twice as
+#: often as at a later one.
+CALLBACK_POLL_WEIGHT = 2
+TEARDOWN_POLL_WEIGHTS = {1: 2, 2: 2}
+#: How often, relative to the others, each number of reads of
+#: ``deleting`` is drawn (1 unless named): the most, three times as
+#: often; with ``api_max_retries`` 0 or 1 it outlasts every wait of
+#: Nova's for a tear-down Ironic started (Nova then leaves it to Ironic).
+DELETING_READS_WEIGHTS = {DELETING_READS[1]: 3}
+#: How often a delete at the reschedule (``delete_on_reschedule``) is
+#: drawn, and how often not: it ends the story of every reschedule.
+DELETE_ON_RESCHEDULE_WEIGHTS = {True: 1, False: 2}
 #: ``[ironic] api_max_retries`` of a case (None: Nova's default).
 API_MAX_RETRIES = (None, 0, 1, 2)
 #: The Scenario fields a case sets (the rest are the expectations, which
@@ -66,12 +105,47 @@ CASE_FIELDS = ('kind', 'action', 'after_polls', 'then', 'nodes',
                'deploying_reads', 'deleting_reads', 'api_max_retries')
 
 assert set(STARTS) <= set(KINDS)
+assert set(START_WEIGHTS) <= set(STARTS)
+assert set(EVENT_WEIGHTS) <= set(STEP_ACTIONS) | {
+    a for starts in STARTS.values() for a in starts} - {None}
+assert set(TEARDOWN_STEP_ACTIONS) <= set(STEP_ACTIONS)
+assert set(TEARDOWN_POLL_WEIGHTS) <= set(range(TEARDOWN_STEP_POLL[0],
+                                               TEARDOWN_STEP_POLL[1] + 1))
+assert set(DELETING_READS_WEIGHTS) <= set(range(DELETING_READS[0],
+                                                DELETING_READS[1] + 1))
+assert set(DELETE_ON_RESCHEDULE_WEIGHTS) <= {False, True}
+assert STEP_POLL[0] <= TEARDOWN_STEP_POLL[0] <= TEARDOWN_STEP_POLL[1] \
+    <= min(STEP_POLL[1], DELETING_READS[1] + 1)
 assert CALLBACK_STARTS <= set(STARTS['build'])
 assert DEPLOYING_READS[1] < FIRST_POLL[1]
 assert {a for starts in STARTS.values() for a in starts} - {None} \
     | set(STEP_ACTIONS) <= set(ACTIONS)
 assert not MAIN_THREAD_DELETE_ACTIONS & set(STEP_ACTIONS)
 assert DEPLOY_LOOP not in STEP_LOOP_CHOICES
+
+
+#: The compute manager's methods of a server's build (the build thread's
+#: entry, which build_and_run_instance starts, and its body), and their
+#: file: a save made under one of them is the build's
+#: (``saved_over_delete``).  The conductor's saves are not judged: when a
+#: reschedule fails there it sets ERROR with no guard (Nova's
+#: scheduler_utils.set_vm_state_and_notify), and the API's delete of an
+#: instance without a host destroys it all the same.
+BUILD_METHODS = frozenset(['_locked_do_build_and_run_instance',
+                           '_do_build_and_run_instance'])
+COMPUTE_MANAGER = 'nova/compute/manager.py'
+
+
+def build_saver(frames):
+    """Who saved, if the save is the build's: the innermost method of
+    :data:`COMPUTE_MANAGER` in ``frames`` when one of
+    :data:`BUILD_METHODS` is among them, else None.  ``frames``: a stack,
+    outermost first, of frames with ``filename`` and ``name``
+    (``traceback.extract_stack()``); a save from another thread (a
+    looping call's, a hook's) has none of them."""
+    names = [frame.name for frame in frames
+             if frame.filename.endswith(COMPUTE_MANAGER)]
+    return names[-1] if BUILD_METHODS.intersection(names) else None
 
 
 def _within(value, bounds):

@@ -91,6 +91,10 @@ OBSERVATION = {
     'at_reschedule': "the explorer's: at each reschedule of the build, the "
                      'nodes that still carried the server, as [node, '
                      'provision_state] (play_explore)',
+    'saved_over_delete': "the explorer's: each save by the server's build "
+                         "that replaced the user's delete's task state "
+                         "deleting, as 'vm_state V, task_state T by METHOD' "
+                         '(play_explore)',
     'api_max_retries': "the explorer's: [ironic] api_max_retries in the "
                        'case (play_explore)',
     'after_second_delete': "the explorer's: the observation after the "

@@ -35,10 +35,20 @@ RULES = {
               '= 0) may leave it in ERROR with the fault texts.NODE_LOCKED, '
               'keeping its claim, and then a second delete ends 404 with '
               'nothing left',
+    'deleting': 'once the user deletes the server, its build in '
+                'nova-compute (explore_space.BUILD_METHODS) replaces the '
+                "delete's task state deleting with none of its own (a "
+                "reschedule's scheduling, an ERROR's none): the delete ends "
+                'the server',
     'outcome': 'a build or a rebuild whose events (those not refused) '
                'were all harmless (none, a brief conductor lock, an API '
                'blip: HARMLESS_ACTIONS), and that the user did not delete, '
-               'ends ACTIVE',
+               'ends ACTIVE; so does a new build with an alternate node and '
+               'an attempt left (2 nodes and max_attempts 2 at least) whose '
+               'one event was an operator\'s tear-down or a deploy failure '
+               '(ALTERNATE_ACTIONS), when Ironic\'s tear-down of the failed '
+               'node fits Nova\'s wait for it (deleting_reads at most '
+               '[ironic] api_max_retries)',
     'reschedule': 'a failed build is handed back for a reschedule only once '
                   'no node carries the server any more (Ironic has freed '
                   'the failed node, or the build ends there): never into a '
@@ -78,6 +88,13 @@ PLACED_KINDS = ACT_IN_REBUILD_KINDS
 HARMLESS_ACTIONS = frozenset(['lock-briefly', 'api-blip'])
 #: The starting points rule ``outcome`` holds to: a new build, a rebuild.
 OUTCOME_KINDS = frozenset(['build']) | ACT_IN_REBUILD_KINDS
+#: The events after which a new build with an alternate node and an
+#: attempt left must still end ACTIVE (rule ``outcome``): the failed node
+#: is torn down (by Ironic or by the build's clean-up) and the build
+#: rescheduled to the alternate.
+ALTERNATE_ACTIONS = frozenset(['undeploy', 'maintenance-delete', 'fail',
+                               'abort', 'reassociate'])
+assert not ALTERNATE_ACTIONS & (HARMLESS_ACTIONS | DELETE_ACTIONS)
 #: The statuses a server may show once settled.
 SETTLED_STATUSES = frozenset(['ACTIVE', 'ERROR', 'DELETED'])
 #: The outage budgets the driver may spend polling per action that takes
@@ -106,10 +123,34 @@ FAILED_DELETE_WAIVES = {
 assert set(FAILED_DELETE_WAIVES) <= set(END_STATE_PARTS)
 
 
+def _deleting(obs):
+    if problem := missing(obs, 'saved_over_delete'):
+        return problem
+    if obs['saved_over_delete']:
+        return "the build saved %s over the user's delete" % (
+            obs['saved_over_delete'][0])
+
+
+def _alternate_left(obs):
+    """Whether the case is a new build with an alternate node and an
+    attempt left, one event of ALTERNATE_ACTIONS its only one, and a
+    tear-down that fits Nova's wait (``deleting_reads`` at most the
+    observation's ``api_max_retries``, the option's value in the case)."""
+    case = obs['definition']
+    fired = _fired(obs)
+    return (case.get('kind') == 'build' and case.get('nodes', 1) >= 2 and
+            case.get('max_attempts', 1) >= 2 and
+            len(fired) == 1 and fired[0] in ALTERNATE_ACTIONS and
+            case.get('deleting_reads', 0) <= obs['api_max_retries'])
+
+
 def _outcome(obs):
-    if obs['definition'].get('kind') in OUTCOME_KINDS and \
-            obs['status'] != 'ACTIVE' and not user_deleted(obs) and \
-            set(_fired(obs)) <= HARMLESS_ACTIONS:
+    if obs['status'] == 'ACTIVE' or user_deleted(obs):
+        return None
+    if problem := missing(obs, 'api_max_retries'):
+        return problem
+    if (obs['definition'].get('kind') in OUTCOME_KINDS and
+            set(_fired(obs)) <= HARMLESS_ACTIONS) or _alternate_left(obs):
         return '%s after %s' % (obs['status'], ', '.join(
             obs.get('hooks_fired') or ['no event']))
 
@@ -221,7 +262,7 @@ def problems(obs):
         return [('played', problem)]
     found = [(rule, text) for rule, check in (
         ('final', _final), ('fault', _fault), ('delete', _delete),
-        ('outcome', _outcome), ('reschedule', _reschedule),
+        ('deleting', _deleting), ('outcome', _outcome), ('reschedule', _reschedule),
         ('tenant', no_foreign_uuid), ('polls', _polls))
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS

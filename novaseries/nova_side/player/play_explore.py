@@ -13,16 +13,22 @@ and the case goes on.  An operator's tear-down that would come after the
 deploy's wait has ended (the node ``active``) is not played
 (:data:`AFTER_DEPLOY_UNPLAYED`).  A server the user deleted that ends in ERROR is
 deleted again once everything has settled; what that second delete
-leaves is recorded too (``explore_space.SECOND_DELETE``).
+leaves is recorded too (``explore_space.SECOND_DELETE``).  Each save of
+the server by its build in nova-compute that replaces the task state of
+the user's delete is recorded (``saved_over_delete``).
 """
 
 import functools
 import json
+import traceback
 
 # The test package applies Nova's monkey patching; it must come first.
 import nova.tests.functional  # noqa: F401  isort:skip
 import nova.conf  # noqa: E402
+from nova.compute import task_states  # noqa: E402
+from nova.compute import vm_states  # noqa: E402
 from nova.conductor import api as conductor_api  # noqa: E402
+from nova.db.main import api as db_api  # noqa: E402
 from nova.tests.fixtures import ironic_api  # noqa: E402
 from nova.tests.functional.api import client  # noqa: E402
 from openstack import exceptions as sdk_exc  # noqa: E402
@@ -30,7 +36,7 @@ from openstack import exceptions as sdk_exc  # noqa: E402
 from novaseries.nova_side.player.play_fake import FakeScenarioTest  # noqa: E402
 from novaseries.nova_side.player.scenario_case import run_scenario  # noqa: E402
 from novaseries.scenarios.explore_space import (  # noqa: E402
-    SECOND_DELETE, SERVE_DONE, scenario_of)
+    SECOND_DELETE, SERVE_DONE, build_saver, scenario_of)
 from novaseries.scenarios.universal import user_deleted  # noqa: E402
 
 #: What a refused step raises: Ironic's refusals (openstacksdk's HTTP
@@ -62,6 +68,7 @@ class ExploreScenarioTest(FakeScenarioTest):
     def setUp(self):
         super().setUp()
         self._watch_reschedules()
+        self._watch_saves_over_delete()
 
     def _watch_reschedules(self):
         """Record, each time the compute manager hands a failed build back
@@ -82,6 +89,30 @@ class ExploreScenarioTest(FakeScenarioTest):
 
         self.stub_out('nova.conductor.api.ComputeTaskAPI.build_instances',
                       build_instances)
+
+    def _watch_saves_over_delete(self):
+        """Record each save by a server's build in nova-compute
+        (``explore_space.build_saver``) that replaced the task state
+        DELETING of the user's delete, other than the delete's own end
+        (vm_state DELETED), as ``(uuid, 'vm_state V, task_state T by METHOD')``."""
+        self.saved_over_delete = []
+        real = db_api.instance_update_and_get_original
+        test = self
+
+        def update(context, instance_uuid, values, *args, **kwargs):
+            old, new = real(context, instance_uuid, values, *args, **kwargs)
+            if old['task_state'] == task_states.DELETING and \
+                    new['task_state'] != task_states.DELETING and \
+                    new['vm_state'] != vm_states.DELETED:
+                saver = build_saver(traceback.extract_stack())
+                if saver:
+                    test.saved_over_delete.append((instance_uuid, (
+                        'vm_state %s, task_state %s by %s' % (
+                            new['vm_state'], new['task_state'], saver))))
+            return old, new
+
+        self.stub_out('nova.db.main.api.instance_update_and_get_original',
+                      update)
 
     def _refusable(self, action, play, node_id, server_id):
         node = self.ironic.get(node_id)
@@ -112,6 +143,9 @@ class ExploreScenarioTest(FakeScenarioTest):
         rec['refused'] = list(self._acted.get('refused', []))
         rec['api_max_retries'] = nova.conf.CONF.ironic.api_max_retries
         rec['at_reschedule'] = [list(nodes) for nodes in self.at_reschedule]
+        rec['saved_over_delete'] = [saved for uuid, saved in
+                                    self.saved_over_delete
+                                    if uuid == server['id']]
         if rec['status'] == 'ERROR' and user_deleted(
                 dict(rec, definition=sc.describe())):
             # The user's delete left the server in ERROR: the user deletes
