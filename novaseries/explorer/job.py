@@ -43,6 +43,7 @@ _STALE_SAVE_OVER_DELETE = (
 EXPECTED = {
     (17, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
     (76, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
+    (12, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
     (4, 'deleting'): ('by _cleanup_allocated_networks',
                       _STALE_SAVE_OVER_DELETE),
 }
