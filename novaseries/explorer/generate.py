@@ -45,10 +45,6 @@ def _weighted(entries, weights):
     return st.sampled_from(repeated(entries, weights))
 
 
-def _range(bounds):
-    return range(bounds[0], bounds[1] + 1)
-
-
 def first_poll_weights(action, deploying_reads):
     """``{poll: weight}`` of the first event's polls (FIRST_POLL): a poll
     in ``wait call-back`` (after ``deploying_reads``) weighs
@@ -56,7 +52,7 @@ def first_poll_weights(action, deploying_reads):
     CALLBACK_STARTS."""
     return {poll: (space.CALLBACK_POLL_WEIGHT if poll > deploying_reads
                    else 0 if action in space.CALLBACK_STARTS else 1)
-            for poll in _range(space.FIRST_POLL)}
+            for poll in space.span(space.FIRST_POLL)}
 
 
 def _step(draw):
@@ -65,7 +61,7 @@ def _step(draw):
         space.TEARDOWN_STEP_ACTIONS if loop else space.STEP_ACTIONS,
         space.EVENT_WEIGHTS))
     if loop:
-        polls = draw(_weighted(_range(space.TEARDOWN_STEP_POLL),
+        polls = draw(_weighted(space.span(space.TEARDOWN_STEP_POLL),
                                space.TEARDOWN_POLL_WEIGHTS))
     else:
         polls = draw(_int(space.STEP_POLL))
@@ -84,7 +80,7 @@ def _case(draw):
     return {
         'kind': kind,
         'action': action,
-        'after_polls': draw(_weighted(_range(space.FIRST_POLL), first))
+        'after_polls': draw(_weighted(space.span(space.FIRST_POLL), first))
         if action else NO_STEP_POLLS,
         'then': then,
         'nodes': draw(_int(space.NODES)),
@@ -93,7 +89,7 @@ def _case(draw):
             (False, True), space.DELETE_ON_RESCHEDULE_WEIGHTS)),
         'port': draw(st.booleans()),
         'deploying_reads': deploying_reads,
-        'deleting_reads': draw(_weighted(_range(space.DELETING_READS),
+        'deleting_reads': draw(_weighted(space.span(space.DELETING_READS),
                                          space.DELETING_READS_WEIGHTS)),
         'api_max_retries': draw(st.sampled_from(space.API_MAX_RETRIES)),
     }

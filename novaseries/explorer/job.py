@@ -27,25 +27,24 @@ RUN_JSON = 'explore.json'
 #: number asked from 10 to 29: Hypothesis draws another order outside).
 CI_SEEDS = (1, 2)
 CI_CASES = 10
-_DELETE_DURING_DEPLOYING = (
+_DELETE_DURING_DEPLOYING = ('is locked by Ironic', (
     "a user's delete during a rebuild, or after an outage, meets the node in "
     "deploying past destroy()'s 409 retries (filed: doc/main-job.rst, The "
-    "explorer, What it found)")
-_STALE_SAVE_OVER_DELETE = (
+    "explorer, What it found)"))
+_STALE_SAVE_OVER_DELETE = ('by _cleanup_allocated_networks', (
     "the build's clean-up after its refused spawn save writes that save's "
     "vm_state ACTIVE over the user's delete (Nova's compute manager; filed: "
-    "doc/main-job.rst, The explorer, What it found)")
+    "doc/main-job.rst, The explorer, What it found)"))
 #: The failures of defects found and filed but not fixed, by ``(seed,
 #: rule)`` -> ``(sign, where it is filed)``, the sign a text that the
 #: failure's problems or its server's fault show (:func:`filed_as`): such
 #: a failure is printed as expected and fails neither ``explore`` nor
 #: CI's step.
 EXPECTED = {
-    (17, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
-    (76, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
-    (12, 'delete'): ('is locked by Ironic', _DELETE_DURING_DEPLOYING),
-    (4, 'deleting'): ('by _cleanup_allocated_networks',
-                      _STALE_SAVE_OVER_DELETE),
+    (17, 'delete'): _DELETE_DURING_DEPLOYING,
+    (76, 'delete'): _DELETE_DURING_DEPLOYING,
+    (12, 'delete'): _DELETE_DURING_DEPLOYING,
+    (4, 'deleting'): _STALE_SAVE_OVER_DELETE,
 }
 
 

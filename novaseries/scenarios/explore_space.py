@@ -109,10 +109,15 @@ assert set(START_WEIGHTS) <= set(STARTS)
 assert set(EVENT_WEIGHTS) <= set(STEP_ACTIONS) | {
     a for starts in STARTS.values() for a in starts} - {None}
 assert set(TEARDOWN_STEP_ACTIONS) <= set(STEP_ACTIONS)
-assert set(TEARDOWN_POLL_WEIGHTS) <= set(range(TEARDOWN_STEP_POLL[0],
-                                               TEARDOWN_STEP_POLL[1] + 1))
-assert set(DELETING_READS_WEIGHTS) <= set(range(DELETING_READS[0],
-                                                DELETING_READS[1] + 1))
+
+
+def span(bounds):
+    """The numbers from ``bounds[0]`` to ``bounds[1]``, both included."""
+    return range(bounds[0], bounds[1] + 1)
+
+
+assert set(TEARDOWN_POLL_WEIGHTS) <= set(span(TEARDOWN_STEP_POLL))
+assert set(DELETING_READS_WEIGHTS) <= set(span(DELETING_READS))
 assert set(DELETE_ON_RESCHEDULE_WEIGHTS) <= {False, True}
 assert STEP_POLL[0] <= TEARDOWN_STEP_POLL[0] <= TEARDOWN_STEP_POLL[1] \
     <= min(STEP_POLL[1], DELETING_READS[1] + 1)

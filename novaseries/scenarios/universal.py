@@ -262,7 +262,8 @@ def problems(obs):
         return [('played', problem)]
     found = [(rule, text) for rule, check in (
         ('final', _final), ('fault', _fault), ('delete', _delete),
-        ('deleting', _deleting), ('outcome', _outcome), ('reschedule', _reschedule),
+        ('deleting', _deleting), ('outcome', _outcome),
+        ('reschedule', _reschedule),
         ('tenant', no_foreign_uuid), ('polls', _polls))
         if (text := check(obs))]
     placed = obs['definition'].get('kind') in PLACED_KINDS
