@@ -11,7 +11,13 @@ touches and every functional test module of the target's own commits
 present at that commit (as Nova's gate runs every test at every change: a
 commit that breaks an earlier commit's test fails there, not only at the
 end), and the unit selections are not re-run at a commit that only
-touches paths no unit test can see (:data:`selecting.UNIT_IRRELEVANT`); the
+touches paths no unit test can see (:data:`selecting.UNIT_IRRELEVANT`).
+A commit (but the first and the last) that touches only functional test
+modules, docs and release notes (:func:`selecting.tests_only`: a
+reproducer on its own), none of them a module other tests import
+(:func:`selecting.imported_elsewhere`), runs only the functional modules it touches: its
+code and every other test are the previous commit's, which ran them in
+the same modes.  The
 last commit's run is that of ``novaseries test`` at HEAD: every unit
 selection of the target (whatever the series touches: one that selects
 nothing fails), every functional module of the target's own commits and
@@ -81,6 +87,11 @@ def check_commits(ctx, target, tree, run_tests=True, before_last=None):
                 # selection), the unit selections of what it touches
                 only = selecting.functional_modules(work, commit, since)
                 touched = files
+            if skip and selecting.tests_only(files) and \
+                    not selecting.imported_elsewhere(work, commit, files):
+                # code and the other tests as at the commit before, which
+                # ran them in these modes: only the modules it touches
+                only = selecting.functional_modules(work, commit, f"{commit}~1")
             # every mode at the last commit; before it, before_last's (the
             # target's commit_modes, all if it names none)
             if number == len(commits):

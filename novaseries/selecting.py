@@ -9,14 +9,19 @@ import re
 
 from novaseries import tree as tree_mod
 from novaseries.tree import BASE_TAG, changed_files
+from novaseries.util import git
 
 #: The folder of Nova's functional tests, in a tree.
 FUNCTIONAL_TESTS = "nova/tests/functional"
 #: The functional tests' ``stestr --test-path``.
 FUNCTIONAL_PATH = f"./{FUNCTIONAL_TESTS}"
+#: Paths that no test imports or reads: the docs' sources and release
+#: notes (not all of ``doc/``: functional tests read its API and
+#: notification samples and API schemas).
+DOCS = ("releasenotes/", "doc/source/", "api-guide/", "api-ref/")
 #: Paths no unit test imports or reads: a commit touching only these cannot
 #: change unit results, so check-commits does not re-run the unit selections.
-UNIT_IRRELEVANT = (f"{FUNCTIONAL_TESTS}/", "releasenotes/", "doc/", "api-guide/", "api-ref/")
+UNIT_IRRELEVANT = (f"{FUNCTIONAL_TESTS}/", "doc/") + DOCS
 
 
 def test_module(path):
@@ -160,3 +165,35 @@ def functional_selections(target, tree, rev="HEAD", functional_only=None, since=
 def unit_relevant(files):
     """True unless every path in ``files`` is under :data:`UNIT_IRRELEVANT`."""
     return any(not f.startswith(UNIT_IRRELEVANT) for f in files)
+
+
+def tests_only(files):
+    """True when every path in ``files`` is a functional test module
+    (``test_*.py`` under :data:`FUNCTIONAL_TESTS`) or under :data:`DOCS`:
+    a commit of only these (a reproducer, a release note) leaves every
+    line of Nova's code, and every other test, as the commit before it
+    has them (a functional helper or fixture is not one of these: other
+    tests import it)."""
+    return all(f.startswith(DOCS) or
+               (f.startswith(FUNCTIONAL_TESTS + "/") and test_module(f) is not None)
+               for f in files)
+
+
+def imported_elsewhere(tree, rev, files):
+    """The functional test modules among ``files`` whose name another
+    Python file under ``nova/`` mentions at ``rev`` (a test module other
+    tests import, e.g. ``nova.tests.functional.test_servers``): a change
+    to one can change those tests' results.  By the module's last name, a
+    whole word: a mention that is no import, or another package's module
+    of the same name (``ironic/test_servers``, ``functional/test_servers``),
+    only runs more."""
+    mentioned = []
+    for path in files:
+        if test_module(path) is None or not path.startswith(FUNCTIONAL_TESTS + "/"):
+            continue
+        name = pathlib.PurePosixPath(path).stem
+        proc = git(tree, "grep", "-l", "-w", "-F", name, rev, "--", "nova/", check=False)
+        hits = [line.partition(":")[2] for line in proc.stdout.splitlines()]
+        if any(hit != path and hit.endswith(".py") for hit in hits):
+            mentioned.append(path)
+    return mentioned

@@ -152,8 +152,9 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
         if mode is None:
             shutil.rmtree(pathlib.Path(tree) / "instances", ignore_errors=True)
     elif functional_only is not None:
-        say(f"[{label}] functional: the target's commits up to this one touch no "
-            "functional test module")
+        say(f"[{label}] functional: no functional test module to run at this commit "
+            "(its target's commits up to it touch none, or it touches none and its "
+            "code is the previous commit's)")
     else:
         say(f"[{label}] functional: the series touches no functional test module "
             "and the target names no functional selection")

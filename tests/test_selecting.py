@@ -36,3 +36,19 @@ class UnitRelevanceTest(unittest.TestCase):
         self.assertTrue(selecting.unit_relevant([
             "nova/tests/functional/test_x.py", "nova/tests/fixtures/ironic.py"]))
         self.assertTrue(selecting.unit_relevant(["nova/virt/ironic/driver.py"]))
+
+    def test_tests_only(self):
+        self.assertTrue(selecting.tests_only([
+            "nova/tests/functional/regressions/test_bug_NNNNNNN.py",
+            "releasenotes/notes/x.yaml", "doc/source/x.rst"]))
+        self.assertFalse(selecting.tests_only([
+            "nova/tests/functional/test_x.py",
+            "nova/tests/functional/integrated_helpers.py"]))
+        self.assertFalse(selecting.tests_only([
+            "nova/tests/functional/test_x.py", "nova/tests/unit/test_y.py"]))
+        # functional tests read the API samples under doc/
+        self.assertFalse(selecting.tests_only([
+            "nova/tests/functional/test_x.py",
+            "doc/api_samples/servers/server-get-resp.json"]))
+        self.assertFalse(selecting.unit_relevant(
+            ["doc/api_samples/servers/server-get-resp.json"]))

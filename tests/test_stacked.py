@@ -135,8 +135,9 @@ class CommitModesTest(helpers.ProjectTestCase):
 class CommitFunctionalModulesTest(helpers.ProjectTestCase):
     """check-commits: every commit runs every functional module of the
     target's own commits present at that commit (the last one with the
-    target's selections); a stacked target leaves those of the series
-    below it to that series' target."""
+    target's selections), but a commit of functional test modules, docs
+    and release notes only, which runs its own; a stacked target leaves
+    those of the series below it to that series' target."""
 
     def seen_modules(self, target, work):
         """``[(functional_only, touched, modules run)]`` per commit."""
@@ -169,6 +170,41 @@ class CommitFunctionalModulesTest(helpers.ProjectTestCase):
         self.assertEqual([[], [bug], [bug], [bug]], [run for _, _, run in seen])
         self.assertEqual(["nova/virt/driver.py"], [f for f in seen[0][1] if f])
         self.assertIsNone(seen[-1][1])
+
+    def test_reproducer_only_commit_runs_its_own_modules(self):
+        # a commit of functional test modules, docs and release notes only
+        # (not the first one, not the last) leaves the code and the other
+        # tests as the commit before it, which ran them: its modules only
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)  # the driver fix, test_bug_NNNNNNN + reno
+        helpers.commit(work, {"nova/tests/functional/test_other.py": "# a test\n",
+                              "doc/source/x.rst": "x\n"},
+                       helpers.message("Add another reproducer"))
+        helpers.commit(work, {"releasenotes/notes/other-0123.yaml": "fixes: [x]\n"},
+                       helpers.message("Add another release note"))
+        # a test module another test imports: all run
+        helpers.commit(work, {"nova/tests/functional/test_base.py": "# b\n",
+                              "nova/tests/functional/test_user.py":
+                              "from nova.tests.functional import test_base\n"},
+                       helpers.message("Add a test base and its user"))
+        helpers.commit(work, {"nova/tests/functional/test_base.py": "# b2\n"},
+                       helpers.message("Change the test base"))
+        # a functional helper: other modules import it, so all run
+        helpers.commit(work, {"nova/tests/functional/integrated_helpers.py": "# h\n",
+                              "nova/tests/functional/test_other.py": "# again\n"},
+                       helpers.message("Change a helper"))
+        helpers.commit(work, {"nova/virt/driver.py": "changed again\n"},
+                       helpers.message("Change the driver again"))
+        seen = self.seen_modules(self.target, work)
+        bug = "nova.tests.functional.test_bug_NNNNNNN"
+        other = "nova.tests.functional.test_other"
+        base = "nova.tests.functional.test_base"
+        user = "nova.tests.functional.test_user"
+        every = [base, bug, other, user]
+        self.assertEqual([[], [bug], [other], [], every, every, every, None],
+                         [only for only, _, _ in seen])
+        self.assertEqual([[], [bug], [other], [], every, every, every, every],
+                         [run for _, _, run in seen])
 
     def test_stacked_target_runs_its_own_modules(self):
         main = tree.prepare(self.ctx, self.target, self.tmp / "main")
