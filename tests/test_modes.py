@@ -504,8 +504,8 @@ class FunctionalSelectionTableTest(unittest.TestCase):
                        "test_terminate_",
                        "nova.tests.unit.conductor.tasks",
                        "nova.tests.unit.conductor.test_conductor.ConductorTaskTestCase",
-                       "nova.tests.unit.conductor.test_conductor.ConductorTaskRPCAPITestCase",
-                       "nova.tests.unit.conductor.test_conductor.ConductorTaskAPITestCase"):
+                       "nova.tests.unit.conductor.test_conductor.ConductorTestCase",
+                       "nova.tests.unit.conductor.test_conductor.TestConductorTaskManager"):
             with self.subTest(module=module):  # itself, or a package holding it
                 self.assertTrue(any(module == s or module.startswith(s + ".")
                                     for s in shipped.unit), shipped.unit)
@@ -515,6 +515,11 @@ class FunctionalSelectionTableTest(unittest.TestCase):
                     "ComputeAPIAggrTestCase.test_add_host_to_aggregate",
                     "ComputeVolumeTestCase.test_attach_volume_serial"):
             name = f"nova.tests.unit.compute.test_compute.{api}"
+            self.assertFalse(any(re.search(s, name) for s in shipped.unit), name)
+        # nor the task manager's tests again through the conductor's RPC API
+        # and API layers (no change touches nova/conductor/rpcapi.py, api.py)
+        for layered in ("ConductorTaskRPCAPITestCase", "ConductorTaskAPITestCase"):
+            name = f"nova.tests.unit.conductor.test_conductor.{layered}"
             self.assertFalse(any(re.search(s, name) for s in shipped.unit), name)
         for selection in ("nova.tests.functional.compute.test_resource_tracker",
                           "nova.tests.functional.regressions.test_bug_1853009",
