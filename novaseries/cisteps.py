@@ -11,6 +11,8 @@
   on the unpatched and the patched pike tree
   (:func:`novaseries.testrun.pike_driver_outcomes`, which ``ironic
   driver-tests --pike`` runs too);
+* ``pike whole stack vs Ironic <pike.IRONIC_VERSION>``: ``novaseries run
+  --release pike`` (:func:`pike_stack_step`);
 * ``main job``: ``novaseries run`` (every scenario on the reproducer and the
   fixed tree); each scenario the fixed tree gets right counts as passed;
   and the benchmark's code once (``BENCH_SMOKE``), which passes when the
@@ -42,7 +44,7 @@ import typing
 
 from novaseries import testrun, venvs
 from novaseries.explorer import job as explorer_job
-from novaseries.mainjob import backends, job as mainjob_job, judge
+from novaseries.mainjob import backends, job as mainjob_job, judge, pike_job
 from novaseries.mainjob.report import BENCH_PROBLEMS_KEY, BY_MODE_KEY, MODES_KEY, RUNID_KEY
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.scenario import (
@@ -50,7 +52,7 @@ from novaseries.scenarios.scenario import (
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries import tree as tree_mod
 from novaseries.ironic import driver_runs, layout as ironic_layout, pike, run_env
-from novaseries.outcomes import Outcome, unittest_outcome
+from novaseries.outcomes import Outcome, missing_interpreter, unittest_outcome
 from novaseries.pep8job import mypy_run
 from novaseries.util import say
 
@@ -171,6 +173,18 @@ def _scenario_outcome(name, per_mode, asked, note_end=""):
         note += "; wrong on the fixed tree: " + _wrong_text(fixed)
     note = "; ".join([note, *why] + ([note_end] if note_end else []))
     return Outcome(name, passed=len(fixed) - wrong, failed=wrong + failures, note=note)
+
+
+def pike_stack_step(ctx):
+    """``run --release pike``'s scenarios (``scenarios/pike_table.py``):
+    nova 16.1.8's whole stack against the pike-era Ironic, pristine and
+    with ``patches/pike``; one Outcome (:func:`novaseries.mainjob.pike_job.outcome`).
+    Skipped like the pike target when Python 2.7 is missing (a failure
+    under ``CI=true``)."""
+    missing = missing_interpreter(targets_mod.get(ctx, targets_mod.PIKE_TARGET))
+    if missing:
+        return [missing]
+    return [pike_job.outcome(pike_job.judged(ctx))]
 
 
 def main_job_step(ctx):
@@ -298,6 +312,8 @@ def standing_steps(ctx):
         Step("real Ironic", real_ironic_step, targets=(stack,), light=True),
         Step(f"pike against Ironic {pike.IRONIC_VERSION}", testrun.pike_driver_outcomes,
              targets=(targets_mod.PIKE_TARGET,), light=True),
+        Step(f"pike whole stack vs Ironic {pike.IRONIC_VERSION}", pike_stack_step,
+             targets=(targets_mod.PIKE_TARGET,)),
         Step("main job", main_job_step, targets=(targets_mod.DEFAULT_TARGET,)),
         Step("main job vs real Ironic", main_job_real_step,
              targets=(targets_mod.DEFAULT_TARGET, stack), light=True),

@@ -172,7 +172,8 @@ class CiStepsTest(helpers.ProjectTestCase):
 
     def test_the_step_table(self):
         steps = cisteps.steps(util.Context.create(helpers.REPO))
-        self.assertEqual(["real Ironic", "pike against Ironic 9.1.7", "main job",
+        self.assertEqual(["real Ironic", "pike against Ironic 9.1.7",
+                          "pike whole stack vs Ironic 9.1.7", "main job",
                           "main job vs real Ironic", "explorer", "mypy master-all",
                           "mypy 2026.1-all",
                           "mypy 2025.2-all", "mypy 2025.1-all"],
@@ -183,7 +184,7 @@ class CiStepsTest(helpers.ProjectTestCase):
         self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
                          {step.name for step in steps if step.light})
         self.assertEqual([("master",), ("master-all",), ("2026.1-all",), ("2025.2-all",),
-                          ("2025.1-all",)], [step.targets for step in steps[4:]])
+                          ("2025.1-all",)], [step.targets for step in steps[5:]])
 
     def test_a_disabled_target_is_counted_and_nothing_run_fails(self):
         # every target disabled (``other`` is, in the helpers' project):

@@ -1,6 +1,8 @@
 """``novaseries run``: the main job (:mod:`novaseries.mainjob`): every
 scenario on the reproducer and the fixed tree, the verdict table and the
-JSON; or ``--list`` the scenarios, or ``--tree`` judge one tree.
+JSON; or ``--list`` the scenarios, or ``--tree`` judge one tree; or
+``--release pike`` pike's scenarios through nova 16.1.8's whole stack
+against the pike-era Ironic (:mod:`novaseries.mainjob.pike_job`).
 
 Options a variant would ignore are refused (HarnessError) before any tree
 or Ironic is prepared.  ``--mode`` chooses among targets.toml ``[modes]``
@@ -13,15 +15,20 @@ import argparse
 from novaseries import modes as modes_mod, targets as targets_mod
 from novaseries.commands import common
 from novaseries.ironic import service
-from novaseries.mainjob import backends, job, report
-from novaseries.scenarios import bench_table, scenario_table
+from novaseries.mainjob import backends, job, pike_job, report
+from novaseries.scenarios import bench_table, pike_table, scenario_table
 from novaseries.util import HarnessError
 
 HELP = ("the main job: every scenario on the reproducer and the fixed tree, verdict "
         "table + JSON")
 
 EPILOG = "scenarios (novaseries/scenarios/scenario_table.py):\n" + "\n".join(
-    f"  {sc.name:30} {sc.title}" for sc in scenario_table.SCENARIOS)
+    f"  {sc.name:30} {sc.title}" for sc in scenario_table.SCENARIOS) + (
+    "\n--release pike's (novaseries/scenarios/pike_table.py):\n") + "\n".join(
+    f"  {sc.name:30} {sc.title}" for sc in pike_table.SCENARIOS)
+
+#: ``--release``: the main job's release (nova 34.0.0), or pike.
+RELEASES = ("master", "pike")
 
 
 def bench_spec(spec):
@@ -66,8 +73,13 @@ def add_arguments(parser, ctx):
         action = parser.add_argument(*names, **kwargs)
         defaults[action.option_strings[0]] = (action.dest, action.default)
     option("--target", default=targets_mod.DEFAULT_TARGET)
+    option("--release", choices=RELEASES, default=RELEASES[0],
+           help="master: the main job on nova 34.0.0 (default); pike: pike's "
+           "scenarios through nova 16.1.8's whole stack against the pike-era "
+           f"Ironic {pike_job.pike.IRONIC_VERSION} (Python 2.7, RabbitMQ), "
+           "pristine and with patches/pike")
     option("--scenario", action="append", default=[], metavar="NAME",
-           choices=list(scenario_table.BY_NAME),
+           choices=sorted({*scenario_table.BY_NAME, *pike_table.BY_NAME}),
            help="only this scenario (repeatable; the names are listed below)")
     option("--list", action="store_true", help="list the scenarios with what "
            "each tree must show, and stop")
@@ -102,6 +114,21 @@ def _given(args, flags):
 
 
 def run(ctx, args):
+    if args.release == "pike":
+        given = _given(args, set(getattr(args, _DEFAULTS)) -
+                       {"--release", "--scenario", "--json", "--list"})
+        if given:
+            raise HarnessError(f"--release pike plays pike's scenarios; it does "
+                               f"not take {', '.join(given)}")
+        if args.list:
+            for line in report.scenario_list(pike_table.SCENARIOS):
+                print(line, flush=True)
+            return 0
+        return pike_job.run(ctx, args.scenario, args.json)
+    unknown = sorted(set(args.scenario) - set(scenario_table.BY_NAME))
+    if unknown:
+        raise HarnessError(f"no scenario {', '.join(unknown)} on master (pike's "
+                           "are played with --release pike)")
     if args.list:
         given = _given(args, set(getattr(args, _DEFAULTS)) - {"--list"})
         if given:

@@ -12,7 +12,7 @@ constants below.
 
 from novaseries.scenarios import scenario_table
 from novaseries.scenarios.checks import all_steps_fired, missing, REAL_IRONIC
-from novaseries.scenarios.invariant import NOOP_VIFS
+from novaseries.scenarios.invariant import NOOP_VIFS, noop_vifs
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY, TREES
 from novaseries.util import HarnessError
 
@@ -78,20 +78,23 @@ def unplayed(obs):
     return all_steps_fired(obs)
 
 
-def unchecked(name, obs):
+def unchecked(name, obs, table=None):
     """What the fixed tree's checks of scenario ``name`` cannot check in
-    this observation (texts; empty but against a real Ironic)."""
+    this observation (texts; empty but against a real Ironic).
+
+    :param table: the scenarios by name (default: the main table's).
+    """
     if obs.get('backend') != REAL_IRONIC:
         return []
-    scenario = scenario_table.BY_NAME[name]
+    scenario = (table or scenario_table.BY_NAME)[name]
     skipped = [c.fake_only for c in scenario.fixed
                if getattr(c, 'fake_only', None)]
-    if scenario.port:
+    if scenario.port and noop_vifs(obs):
         skipped.append(NOOP_VIFS)
     return skipped
 
 
-def problems_of(name, tree, obs, outcome_only=False):
+def problems_of(name, tree, obs, outcome_only=False, table=None):
     """Problems of one observation against the scenario's checks of
     ``tree`` (``reproducer`` or ``fixed``); an empty list means as
     expected.  An observation that is no verdict (:func:`scenario_error`)
@@ -104,13 +107,16 @@ def problems_of(name, tree, obs, outcome_only=False):
     :param outcome_only: skip the checks marked ``detail`` (what the compute
         log says): Nova as released does not log the fix's WARNING lines,
         which is not the bug.
+    :param table: the scenarios by name (default: the main table's,
+        ``scenario_table.BY_NAME``; ``pike_table.BY_NAME`` for pike's).
     :raises HarnessError: an unknown scenario.
     :raises KeyError: an unknown tree.
     """
-    if name not in scenario_table.BY_NAME:
+    table = table or scenario_table.BY_NAME
+    if name not in table:
         raise HarnessError(f"scenario {name} is not in "
-                           "novaseries/scenarios/scenario_table.py")
-    scenario = scenario_table.BY_NAME[name]
+                           "the scenario table")
+    scenario = table[name]
     if tree not in TREES:
         raise KeyError(tree)
     broken = scenario_error(obs)
@@ -124,7 +130,7 @@ def problems_of(name, tree, obs, outcome_only=False):
     return [p for p in (check(obs) for check in checks) if p]
 
 
-def evaluate(data, released='the release'):
+def evaluate(data, released='the release', table=None):
     """Add ``problems`` and ``verdict`` to each observation; return the
     number of scenarios the fixed tree got wrong.
 
@@ -147,17 +153,19 @@ def evaluate(data, released='the release'):
         trees of :data:`TREES` played (``run --tree`` plays only the
         fixed one).
     :param released: what the reproducer tree is, e.g. ``nova 34.0.0``.
+    :param table: the scenarios by name (default: the main table's).
     """
+    table = table or scenario_table.BY_NAME
     wrong = 0
     for label in (label for label in TREES if label in data):
         for obs in data[label][SCENARIOS_KEY]:
-            problems = problems_of(obs['scenario'], label, obs)
+            problems = problems_of(obs['scenario'], label, obs, table=table)
             obs['problems'] = problems
             broken = scenario_error(obs)
-            skipped = unchecked(obs['scenario'], obs)
+            skipped = unchecked(obs['scenario'], obs, table)
             if skipped:
                 obs['unchecked'] = skipped
-            unplayable = label == REPRODUCER and scenario_table.BY_NAME[
+            unplayable = label == REPRODUCER and table[
                 obs['scenario']].reproducer_unplayable
             if unplayable and broken and unplayed(obs):
                 obs['verdict'] = (f"{NOT_PLAYABLE}on {released}: "
@@ -175,7 +183,7 @@ def evaluate(data, released='the release'):
             elif problems:
                 obs['verdict'] = UNEXPECTED + '; '.join(problems)
             else:
-                bug = bug_reasons(obs)
+                bug = bug_reasons(obs, table)
                 obs['verdict'] = (f"{BUG_REPRODUCED}: {bug[0]}" if bug else
                                   f"{AS_RELEASED}{released}: the fixed tree's "
                                   "checks hold too")
@@ -200,8 +208,10 @@ def mode_summary(mode, data, wrong):
     return lines
 
 
-def bug_reasons(obs):
+def bug_reasons(obs, table=None):
     """The fixed tree's outcome checks (not log lines) that fail on this
     observation: why it shows the bug (empty: it does not), the
-    scenario's ``bug`` checks (its symptom) first."""
-    return problems_of(obs['scenario'], FIXED, obs, outcome_only=True)
+    scenario's ``bug`` checks (its symptom) first (``table``: as
+    :func:`problems_of`'s)."""
+    return problems_of(obs['scenario'], FIXED, obs, outcome_only=True,
+                       table=table)

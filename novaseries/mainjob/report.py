@@ -59,7 +59,8 @@ TEXT_INDENT = 41
 WALL_AT_ZERO = 'wall@0'
 
 
-def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
+def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO,
+          by_name=None):
     """Rows of the verdict table, as a list of strings.
 
     One row per scenario and tree: status/task, the first node's state,
@@ -76,7 +77,9 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
         ``[ironic] api_retry_interval`` for the fake run (which polls at
         0), the real run's own interval for ``--ironic real``.
     :param wall: the wall-time column's title (``wall@0``: at interval 0).
+    :param by_name: the scenarios by name (default: the main table's).
     """
+    by_name = by_name or scenario_table.BY_NAME
     rows = []
     head = (f"{'scenario':30} {'tree':10} {'status/task':16} "
             f"{'node state':11} {'polls (wait)':13} {wall:7} "
@@ -92,7 +95,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
             node_state = ('deleted' if first.get('deleted')
                           else first.get('provision_state', '?'))
             st = f"{obs.get('status')}/{obs.get('task_state') or '-'}"
-            left = _leftovers(obs, label)
+            left = _leftovers(obs, label, by_name)
             rows.append(f"{name if label == REPRODUCER else '':30} "
                         f"{label:10} {st:16} {node_state:11} "
                         f"{_wait_text(obs, interval):13} "
@@ -103,7 +106,7 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
             if left:
                 rows += _wrapped('left:  ', '; '.join(left))
             if label == FIXED:
-                for part, why in sorted(_waived(name).items()):
+                for part, why in sorted(_waived(name, by_name).items()):
                     rows += _wrapped('not checked: ', f"{part}: {why}")
             if obs.get('fault'):
                 rows += _wrapped('fault: ', obs['fault'])
@@ -113,22 +116,22 @@ def table(data, interval=DEFAULT_API_RETRY_INTERVAL, wall=WALL_AT_ZERO):
     return rows
 
 
-def _leftovers(obs, label=REPRODUCER):
+def _leftovers(obs, label=REPRODUCER, by_name=None):
     """``invariant.leftovers`` of an observation (none for a scenario that
     did not run); on the fixed tree with the scenario's own form of the
     end-state invariant (its claim kept or not), waived parts included:
     what is left, checked or not."""
     if obs.get('error'):
         return []
-    sc = scenario_table.BY_NAME.get(obs.get('scenario'))
+    sc = (by_name or scenario_table.BY_NAME).get(obs.get('scenario'))
     kept = bool(sc and sc.claim_kept and label == FIXED)
     return invariant.leftovers(obs, claim_kept=kept)
 
 
-def _waived(name):
+def _waived(name, by_name=None):
     """``{part: why}``: the parts of the end-state invariant scenario
     ``name`` does not check."""
-    sc = scenario_table.BY_NAME.get(name)
+    sc = (by_name or scenario_table.BY_NAME).get(name)
     return sc.waive if sc else {}
 
 
@@ -167,11 +170,14 @@ def unchecked_note(data):
         '  - ' + text for text in seen] if seen else []
 
 
-def scenario_list():
-    """``run --list``: every scenario, what it does, what the fixed tree must
-    show, and the real-Ironic test that also plays it (lines of text)."""
+def scenario_list(scenarios=None):
+    """``run --list``: every scenario (of ``scenarios``, pike's for
+    ``--release pike``: all played against a real Ironic; default the
+    main table's), what it does, what the fixed tree must show, and the
+    real-Ironic test that also plays it (lines of text)."""
     lines = []
-    for sc in scenario_table.SCENARIOS:
+    main = scenarios is None
+    for sc in scenario_table.SCENARIOS if main else scenarios:
         lines.append(f"{sc.name}: {sc.title}")
         lines.append(f"    fixed tree must: {'; '.join(sc.expectations(FIXED))}")
         lines.append(f"    as released: {'; '.join(sc.expectations(REPRODUCER))}")
@@ -181,6 +187,8 @@ def scenario_list():
             symptom = '; '.join(getattr(c, 'text', c.__name__) for c in sc.bug)
             lines.append("    the bug's symptom (checked first on the released "
                          f"tree): {symptom}")
+        if not main:
+            continue
         lines.append("    real Ironic (run --ironic real): " + (
             'plays it' if sc.real_unplayable is None
             else f"not played: {sc.real_unplayable}"))

@@ -54,6 +54,13 @@ END_STATE_PARTS = {
 }
 
 
+def noop_vifs(obs):
+    """True when the observation's Ironic attaches no VIF: a real one
+    (``backend``) with the noop network interface (Ironic 39.0.0 here);
+    pike's Ironic 9.1.7 uses ``flat`` and says so (``vifs_attached``)."""
+    return obs.get('backend') == REAL_IRONIC and not obs.get('vifs_attached')
+
+
 def _freed(node, server_id):
     """Ironic has freed the node of the server or is freeing it: the node
     is gone, carries another instance or none, or is being torn down."""
@@ -118,7 +125,7 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
             left.append(('allocation', 'placement usage %s on %s, expected '
                          '%s' % (used, names.get(rp, rp), int(rp in mine))))
     vif = obs.get('port_id') if port else None
-    real = obs.get('backend') == REAL_IRONIC
+    no_vifs = noop_vifs(obs)
     for node in obs['nodes']:
         if node.get('deleted'):
             continue
@@ -130,7 +137,7 @@ def leftover_parts(obs, claim_kept, stays_on_node=False):
                                                   state != 'active'):
                 left.append(('own-node', 'its node %s is %s for %s' % (
                     name, state, node.get('instance_id'))))
-            elif vif and not real and vif not in vifs:
+            elif vif and not no_vifs and vif not in vifs:
                 left.append(('own-node', "its node %s lacks the port's VIF"
                              % name))
             continue

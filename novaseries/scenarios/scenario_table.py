@@ -100,6 +100,9 @@ OBSERVATION = {
     'after_second_delete': "the explorer's: the observation after the "
                            "user's second delete of a server the first left "
                            'in ERROR (play_explore)',
+    'deployed_nodes': 'pike: the nodes Nova asked Ironic to deploy, in order',
+    'vifs_attached': "pike: its real Ironic's network interface attaches VIFs",
+    'allocations_after_periodic': 'pike: allocations after the periodic task',
     'backend': '``checks.REAL_IRONIC`` when the run was against a real Ironic '
                '(--ironic real)',
     'nova_requests': 'real Ironic: how many requests Nova sent',

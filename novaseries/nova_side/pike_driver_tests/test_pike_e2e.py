@@ -38,7 +38,6 @@ No sleeps of their own: the waits poll the real Ironic, bounded.
 
 from __future__ import print_function
 
-import json
 import os
 import re
 import threading
@@ -51,7 +50,6 @@ REQUIRED = os.environ.get('REALIRONIC_REQUIRED') == '1'
 try:
     import fixtures
     from keystoneauth1 import session as ks_session
-    import requests
 
     from nova.compute import task_states
     from nova.compute import vm_states
@@ -65,6 +63,7 @@ try:
     from nova.virt.ironic import driver as ironic_driver
 
     from e2e_report import green_stacks, summary
+    import pike_operator
 except ImportError as e:  # pragma: no cover
     if REQUIRED:
         raise
@@ -90,81 +89,14 @@ EXPECT_FIXED = (hasattr(exception, 'IronicNodeLost') if _EXPECT == 'auto'
 PIKE_MICROVERSION = '%d.%d' % client_wrapper.IRONIC_API_VERSION
 
 #: Seconds to wait for the driver or Ironic before a test fails.
-TIMEOUT = 60
+TIMEOUT = pike_operator.TIMEOUT
 
 
-class Operator(object):
-    """The operator's side: plain REST calls to the real Ironic."""
+class Operator(pike_operator.Operator):
+    """The operator's side, at the microversion pike's driver sends."""
 
-    def __init__(self, url, microversion=PIKE_MICROVERSION):
-        self.url = url.rstrip('/') + '/v1'
-        self.headers = {'X-OpenStack-Ironic-API-Version': microversion,
-                        'Content-Type': 'application/json'}
-
-    def request(self, method, path, body=None):
-        """:returns: (status, decoded JSON body or None)."""
-        resp = requests.request(
-            method, self.url + path, headers=self.headers, timeout=30,
-            data=json.dumps(body) if body is not None else None)
-        return resp.status_code, (resp.json() if resp.content else None)
-
-    def ok(self, method, path, body=None):
-        status, data = self.request(method, path, body)
-        if status >= 300:
-            raise AssertionError('%s %s: HTTP %s %s' % (method, path, status,
-                                                        data))
-        return data
-
-    def node(self, node):
-        return self.ok('GET', '/nodes/%s' % node)
-
-    def wait_for(self, node, check, what, timeout=TIMEOUT):
-        """Poll the node until ``check(node_dict)`` is true, unlocked."""
-        deadline = time.time() + timeout
-        while True:
-            n = self.node(node)
-            if check(n) and not n['reservation']:
-                return n
-            if time.time() > deadline:
-                raise AssertionError('node %s: no %s in %d s: %s/%s '
-                                     'last_error=%s; the green threads:\n%s'
-                                     % (node, what, timeout,
-                                        n['provision_state'],
-                                        n['target_provision_state'],
-                                        n['last_error'], green_stacks()))
-            time.sleep(0.05)
-
-    def wait_state(self, node, state, timeout=TIMEOUT):
-        return self.wait_for(node, lambda n: n['provision_state'] == state,
-                             state, timeout)
-
-    def set_state(self, node, target):
-        self.ok('PUT', '/nodes/%s/states/provision' % node,
-                {'target': target})
-
-    def create_available_node(self, deploy_interface='direct'):
-        """Enroll a fake-hardware node with one port (no physical network,
-        so that a VIF attach needs no Neutron); bring it to ``available``,
-        powered off.  The network interface is Ironic's default (``flat``).
-        :returns: the node's uuid."""
-        node = self.ok('POST', '/nodes', {
-            'driver': 'fake-hardware', 'deploy_interface': deploy_interface,
-            'boot_interface': 'fake', 'power_interface': 'fake',
-            'management_interface': 'fake',
-            'properties': {'cpus': 1, 'memory_mb': 1024, 'local_gb': 10,
-                           'cpu_arch': 'x86_64'}})['uuid']
-        self.ok('POST', '/ports', {'node_uuid': node,
-                                   'address': '52:54:00:%02x:%02x:%02x' % (
-                                       tuple(bytearray(os.urandom(3))))})
-        self.set_state(node, 'manage')
-        self.wait_state(node, 'manageable')
-        self.set_state(node, 'provide')
-        self.wait_state(node, 'available')
-        self.ok('PUT', '/nodes/%s/states/power' % node,
-                {'target': 'power off'})
-        self.wait_for(node, lambda n: n['power_state'] == 'power off',
-                      'power off')
-        return node
+    def __init__(self, url, microversion=None):
+        super(Operator, self).__init__(url, microversion or PIKE_MICROVERSION)
 
 
 class _RecordRequests(fixtures.Fixture):
