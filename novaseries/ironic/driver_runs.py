@@ -108,6 +108,18 @@ def nova_venv_env(tree, test_env, nova_venv, build=None, root=None):
     return python, env
 
 
+def run_logged(cmd, tree, env, log_path, what):
+    """Run ``cmd`` in ``tree`` with ``env``, its output to ``log_path``;
+    say ``what`` it runs and how it ended.  :returns: its exit status."""
+    LOG.info(f"{what}: {' '.join(cmd)}")
+    t0 = time.monotonic()
+    with open(log_path, "w") as log:
+        rc = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+    LOG.info(f"{what}: rc {rc} in {time.monotonic() - t0:.0f} s (log: {log_path})")
+    return rc
+
+
 def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
     """Start one PikeIronic; run :data:`PIKE_DRIVER_TESTS` once per tree.
 
@@ -143,13 +155,7 @@ def run_pike(runs, test_env, nova_venv, build=None, log_dir=None, root=None):
                 run_env.IRONIC_VERSION: pike.IRONIC_VERSION})
             cmd = [str(python), "-m", "unittest", "discover", "-v", "-s", tests, "-t", tests]
             log_path = log_dir / f"{label}.log"
-            LOG.info(f"pikeironic: {label} tree {tree} (expect {expect}): {' '.join(cmd)}")
-            t0 = time.monotonic()
-            with open(log_path, "w") as log:
-                rc = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
-                                    stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL).returncode
-            LOG.info(f"pikeironic: {label}: rc {rc} in {time.monotonic() - t0:.0f} s "
-                     f"(log: {log_path})")
+            rc = run_logged(cmd, tree, env, log_path,
+                            f"pikeironic: {label} tree {tree} (expect {expect})")
             results.append((label, rc, log_path))
     return results

@@ -15,8 +15,6 @@ prints the table (``report.table``) and writes the JSON.
 
 import json
 import pathlib
-import subprocess
-import time
 
 from novaseries import targets as targets_mod, tree as tree_mod, util, venv_build, venvs
 from novaseries.ironic import driver_runs, pike, run_env
@@ -26,7 +24,7 @@ from novaseries.mainjob.report import put
 from novaseries.outcomes import Outcome
 from novaseries.scenarios import pike_table
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY
-from novaseries.util import LOG, HarnessError
+from novaseries.util import HarnessError
 
 #: The player, a module of the pike driver tests' folder (run by name).
 PLAYER = "play_pike_stack"
@@ -81,14 +79,8 @@ def play(runs, test_env, nova_venv, scenarios, out_dir, build=None, root=None):
                 OUT_ENV: str(obs_dir)})
             cmd = [str(python), "-m", "unittest", "-v", PLAYER]
             log_path = out_dir / f"{label}.log"
-            LOG.info(f"pike stack: {label} tree {tree}: {' '.join(cmd)}")
-            t0 = time.monotonic()
-            with open(log_path, "w") as log:
-                rc = subprocess.run(cmd, cwd=str(tree), env=env, stdout=log,
-                                    stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL).returncode
-            LOG.info(f"pike stack: {label}: rc {rc} in {time.monotonic() - t0:.0f} s "
-                     f"(log: {log_path})")
+            rc = driver_runs.run_logged(cmd, tree, env, log_path,
+                                        f"pike stack: {label} tree {tree}")
             data[label] = {SCENARIOS_KEY: [
                 _observation(obs_dir, sc.name, log_path) for sc in scenarios],
                 PLAYER_EXIT: [rc, str(log_path)]}
