@@ -23,6 +23,7 @@ from novaseries.mainjob import judge, report
 from novaseries.mainjob.report import put
 from novaseries.outcomes import Outcome
 from novaseries.scenarios import pike_table
+from novaseries.scenarios.checks import find_node
 from novaseries.scenarios.scenario import FIXED, REPRODUCER, SCENARIOS_KEY
 from novaseries.util import HarnessError
 
@@ -190,8 +191,7 @@ def reported_lines(data):
         lines.append(f"{pike_table.REPORTED}, {label} tree: server {obs.get('status')} "
                      f"(vm_state {obs.get('vm_state')}, task_state {obs.get('task_state')}), "
                      f"fault: {obs.get('fault')}")
-        node = next((n for n in obs.get("nodes") or ()
-                     if n.get("id") == obs.get("first_node")), None)
+        node = find_node(obs, obs.get("first_node"))
         if node is None or node.get("deleted"):
             lines.append("    node: deleted (baremetal node show: not found)")
             continue
@@ -225,7 +225,7 @@ def run(ctx, names=(), json_out=None):
     for problem in problems:
         put(f"WRONG: {problem}")
     fixed = data[FIXED][SCENARIOS_KEY]
-    right = sum(1 for o in fixed if not any(
-        p.startswith(f"{FIXED} tree, {o['scenario']}:") for p in problems))
+    right = sum(1 for o in fixed
+                if judge.verdict_kind(o.get("verdict")) not in (judge.WRONG, judge.ERROR))
     put(f"pike: fixed tree {right} of {len(fixed)} scenarios right; JSON: {path}")
     return 1 if problems else 0
