@@ -1,6 +1,7 @@
 """Which of Nova's tests a run selects: the target's unit selections, the
-test modules the series touches, the functional selections, and the
-narrowest ``stestr --test-path`` for them.
+test modules the series touches, the functional selections, the modules
+and packages a run's processes load (:func:`test_roots`) and, where those
+cannot be used, the narrowest ``stestr --test-path`` for them.
 """
 
 import os
@@ -135,6 +136,55 @@ def unit_test_path(tree, filters):
     if common == unit or unit not in common.parents:
         return None
     return "./" + common.relative_to(tree).as_posix()
+
+
+def _discovered(path):
+    """True for what unittest's discovery loads: a ``test*.py`` module or
+    a package (a folder with ``__init__.py``)."""
+    if path.suffix == ".py":
+        return path.name.startswith("test") and path.is_file()
+    return (path / "__init__.py").is_file()
+
+
+def test_roots(tree, filters):
+    """The dotted modules and packages that hold every test the stestr
+    ``filters`` name (``nova.tests.unit.x``, ``nova\\.tests\\.unit\\.x\\b``,
+    ``nova\\.tests\\.functional\\.x\\.``, a class or test in a module),
+    none inside another: each filter's package, or the module it names or
+    names a class or test of.  stestr searches the ids for a filter, so
+    one that ends at a module's or package's own name, unanchored (no
+    ``\\b``, ``\\.``), also takes the modules and packages beside it whose
+    names begin with that name (``test_compute`` takes
+    ``test_compute_mgr``).  None when a filter names nothing in ``tree``,
+    or a module discovery would not load (not ``test*.py``): the run then
+    discovers its whole test path.  What a run's listing loads instead of
+    discovering (``nova_side/stestr_loader.py``).
+    """
+    roots = set()
+    for pattern in filters:
+        anchored = pattern.endswith(("\\b", "\\."))
+        parts = pattern.replace("\\b", "").replace("\\", "").rstrip(".").split(".")
+        for end in range(len(parts), 0, -1):
+            path = pathlib.Path(tree, *parts[:end])
+            if end == len(parts) and (path / "__init__.py").is_file():
+                found = [path]
+            elif path.with_suffix(".py").is_file():
+                found = [path.with_suffix(".py")]
+            elif path.is_dir():  # a package that has no such module
+                return None
+            else:
+                continue
+            if end == len(parts) and not anchored:
+                found += [p for p in path.parent.iterdir()
+                          if p.name.startswith(path.name) and _discovered(p)]
+            if not all(map(_discovered, found)):
+                return None
+            roots.update(".".join([*parts[:end - 1], p.name.removesuffix(".py")])
+                         for p in found)
+            break
+        else:
+            return None
+    return sorted(r for r in roots if not any(r.startswith(o + ".") for o in roots))
 
 
 def functional_modules(tree, rev="HEAD", since=BASE_TAG):

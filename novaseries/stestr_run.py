@@ -217,6 +217,36 @@ def exclude_list(tree, name, out):
 
 #: Run inside a target's venv: a stream's last status per test.
 SUBUNIT_STATUS = NOVA_SIDE / "subunit_status.py"
+#: stestr's ``PYTHON`` for a run with ``roots`` (:func:`run_stestr`).
+LOADER = NOVA_SIDE / "stestr_loader.py"
+#: The environment variable that gives :data:`LOADER` a listing's roots
+#: (the loader's ``ROOTS_ENV``: it runs in Nova's venv, the harness
+#: does not import it).
+ROOTS_ENV = "NOVASERIES_TEST_ROOTS"
+
+
+def uses_loader(venv, roots):
+    """True when a run with ``roots`` in ``venv`` starts its processes
+    through :data:`LOADER` (:func:`loader_env`): roots given, a Python 3
+    venv (the loader's language)."""
+    return bool(roots) and any(pathlib.Path(venv, "lib").glob("python3*"))
+
+
+def loader_env(env, venv, roots):
+    """``env`` for stestr to start its processes through :data:`LOADER`
+    with ``venv``'s interpreter, the listing loading ``roots`` (dotted
+    modules and packages, :func:`novaseries.selecting.test_roots`) instead
+    of discovering the whole test path; ``env`` itself when ``roots`` is
+    None or the venv is not a Python 3 one (the loader's language).
+
+    :raises HarnessError: a path with a space (stestr splits ``$PYTHON``
+        on spaces)."""
+    if not uses_loader(venv, roots):
+        return env
+    python = f"{venv / 'bin' / 'python'} {LOADER}"
+    if python.count(" ") != 1:
+        raise HarnessError(f"stestr cannot run {python!r}: a path with a space")
+    return dict(env, PYTHON=python, **{ROOTS_ENV: " ".join(roots)})
 
 
 def _stestr(venv, repo, test_path, *args):
@@ -267,7 +297,7 @@ def stream_statuses(venv, stream, env):
 
 
 def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progress=None,
-               exclude=None, concurrency=None):
+               exclude=None, concurrency=None, roots=None):
     """``stestr list`` then ``stestr run --subunit --load-list`` of the
     tests of ``filters``; return ``{test_id: status}``
     (:func:`parse_statuses`: a listed test that never ended is ``lost``)
@@ -277,18 +307,22 @@ def run_stestr(target, venv, tree, filters, outdir, label, test_path=None, progr
     have ended every :data:`STESTR_PROGRESS_EVERY` seconds while it runs, as
     ``[<progress or label>] ...``.  ``exclude``: an exclude list file in
     the tree (see :func:`exclude_list`), as the mode's tox env passes it;
-    ``concurrency``: stestr's workers (None: its default, one per core).
-    The run's stestr repository is ``outdir/<label>.stestr`` (not the
-    tree's ``.stestr``), so that runs at the same time in one tree do not
-    share one.  Listing first costs nothing more: given the list, the run
-    does not discover the tests again."""
+    ``concurrency``: stestr's workers (None: its default, one per core);
+    ``roots``: the modules and packages that hold the tests
+    (:func:`novaseries.selecting.test_roots`), which each of the run's
+    processes then imports instead of every test module under the test
+    path (:func:`loader_env`).  The run's stestr repository is
+    ``outdir/<label>.stestr`` (not the tree's ``.stestr``), so that runs
+    at the same time in one tree do not share one.  Listing first costs
+    nothing more: given the list, the run does not discover the tests
+    again."""
     outdir.mkdir(parents=True, exist_ok=True)
     stream, errlog = outdir / f"{label}.subunit", outdir / f"{label}.stderr.log"
     listing = outdir / f"{label}.list"
     repo = outdir / f"{label}.stestr"  # stestr keeps its files in repo/.stestr
     shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir()
-    env = test_env(target, venv, tree)
+    env = loader_env(test_env(target, venv, tree), venv, roots)
     if exclude:
         exclude = exclude_list(tree, exclude, outdir / f"{label}.exclude.txt")
     listed, note = list_tests(venv, tree, env, filters, repo, test_path, exclude)

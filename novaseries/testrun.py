@@ -113,7 +113,11 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
                                 note="no unit selection targets it"))
     else:
         results, notes = {}, []
-        groups = selecting.unit_test_groups(tree, filters)
+        # one run whose processes import only the tests' own modules, or
+        # one per directory of the filters (a Python 2 venv)
+        roots = selecting.test_roots(tree, filters)
+        groups = ([(None, list(filters))] if stestr_run.uses_loader(venv, roots)
+                  else selecting.unit_test_groups(tree, filters))
         for number, (test_path, group) in enumerate(groups):
             say(f"[{label}] unit: stestr run {' '.join(group)}")
             found, note = stestr_run.run_stestr(target, venv, tree, group, outdir,
@@ -121,7 +125,7 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
                                                 test_path=test_path,
                                                 progress=f"{label} unit",
                                                 exclude=mode and mode.unit_exclude,
-                                                concurrency=concurrency)
+                                                concurrency=concurrency, roots=roots)
             results.update(found)
             notes.append(note)
         note = "; ".join(n for n in notes if n)
@@ -143,7 +147,8 @@ def test_tree(ctx, target, tree, venv, rev="HEAD", label=None, skip_unit="", fla
             target, venv, tree, filters, outdir, "functional",
             test_path=selecting.FUNCTIONAL_PATH, progress=f"{label} functional",
             exclude=mode and mode.functional_exclude,
-            concurrency=cores.functional_concurrency(mode, concurrency))
+            concurrency=cores.functional_concurrency(mode, concurrency),
+            roots=selecting.test_roots(tree, filters))
         for pattern, group in stestr_run.split_by_filter(results, filters):
             module = pattern[:-2].replace("\\", "") if pattern else "(other)"
             outcomes.append(stestr_run.count(f"{label} functional {module}", group, note, own))

@@ -1,6 +1,8 @@
 """What a run selects: the functional test modules a series touches,
 the paths that no unit test sees."""
 
+import pathlib
+import tempfile
 import unittest
 
 from novaseries import selecting, tree
@@ -52,3 +54,55 @@ class UnitRelevanceTest(unittest.TestCase):
             "doc/api_samples/servers/server-get-resp.json"]))
         self.assertFalse(selecting.unit_relevant(
             ["doc/api_samples/servers/server-get-resp.json"]))
+
+
+class TestRootsTest(unittest.TestCase):
+    """The modules and packages a run's listing loads (the stestr loader)."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tree = pathlib.Path(tmp.name)
+        for path in ("nova/__init__.py", "nova/tests/__init__.py",
+                     "nova/tests/unit/__init__.py", "nova/tests/unit/test_fixtures.py",
+                     "nova/tests/unit/virt/__init__.py",
+                     "nova/tests/unit/virt/ironic/__init__.py",
+                     "nova/tests/unit/virt/ironic/test_driver.py",
+                     "nova/tests/unit/virt/ironic/test_driver_more.py",
+                     "nova/tests/unit/virt/ironic/utils.py",
+                     "nova/tests/functional/__init__.py",
+                     "nova/tests/functional/regressions/__init__.py",
+                     "nova/tests/functional/regressions/test_bug_1.py"):
+            (self.tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.tree / path).write_text("")
+
+    def test_packages_modules_and_what_is_in_them(self):
+        roots = selecting.test_roots(self.tree, [
+            "nova.tests.unit.virt.ironic.test_driver.IronicDriverTestCase.test_spawn",
+            r"nova\.tests\.unit\.test_fixtures\b",
+            "nova.tests.unit.virt.ironic"])
+        # the module inside the package is the package's
+        self.assertEqual(["nova.tests.unit.test_fixtures", "nova.tests.unit.virt.ironic"],
+                         roots)
+        self.assertEqual(["nova.tests.functional.regressions.test_bug_1"],
+                         selecting.test_roots(self.tree, [
+                             r"nova\.tests\.functional\.regressions\.test_bug_1\."]))
+
+    def test_an_unanchored_module_takes_the_modules_its_name_begins(self):
+        # stestr searches the ids: test_driver matches test_driver_more's too
+        self.assertEqual(["nova.tests.unit.virt.ironic.test_driver",
+                          "nova.tests.unit.virt.ironic.test_driver_more"],
+                         selecting.test_roots(self.tree,
+                                              ["nova.tests.unit.virt.ironic.test_driver"]))
+        for anchored in (r"nova\.tests\.unit\.virt\.ironic\.test_driver\b",
+                         "nova.tests.unit.virt.ironic.test_driver.Case.test_x"):
+            self.assertEqual(["nova.tests.unit.virt.ironic.test_driver"],
+                             selecting.test_roots(self.tree, [anchored]))
+        # a module discovery does not load (not test*.py): discovery
+        self.assertIsNone(selecting.test_roots(self.tree,
+                                               ["nova.tests.unit.virt.ironic.utils"]))
+
+    def test_a_filter_that_names_nothing(self):
+        for name in ("nova.tests.unit.virt.ironic.test_nothing",
+                     "nova.tests.unit.nothing.test_x", "other.test_x"):
+            self.assertIsNone(selecting.test_roots(self.tree, ["nova.tests.unit", name]))

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from novaseries import flake8_run, selecting, testrun, util, venvs
+from novaseries import flake8_run, selecting, stestr_run, testrun, util, venvs
 from tests import helpers
 
 
@@ -34,7 +34,8 @@ def fake_tree_and_venv(test, prefix):
 
 
 #: The fake venv's tools (:func:`fake_tools`): ``stestr`` logs its
-#: arguments (a JSON list a line) to ``stestr.calls``; ``stestr init``
+#: arguments (a JSON list a line) to ``stestr.calls``, its ``PYTHON`` and
+#: listing roots to ``stestr.python``; ``stestr init``
 #: does nothing else; ``stestr list``
 #: prints the ids of ``<kind>.list``, else those of ``<kind>.csv`` (kind:
 #: functional when its test path is the functional tree, else unit);
@@ -45,6 +46,8 @@ FAKE_TOOLS = {
     "stestr": """import json, os, sys
 folder = {folder!r}
 open(os.path.join(folder, 'stestr.calls'), 'a').write(json.dumps(sys.argv[1:]) + '\\n')
+open(os.path.join(folder, 'stestr.python'), 'a').write(
+    json.dumps([os.environ.get('PYTHON'), os.environ.get('NOVASERIES_TEST_ROOTS')]) + '\\n')
 kind = 'functional' if any('tests/functional' in a for a in sys.argv) else 'unit'
 if 'init' in sys.argv:
     sys.exit(0)
@@ -185,6 +188,34 @@ class FakeStestrTreeTest(unittest.TestCase):
         outcomes = self.run_tree(unit, paths, touched=["nova/virt/ironic/driver.py"])
         self.assertEqual((2, 0), (sum(o.passed for o in outcomes),
                                   sum(o.failed for o in outcomes)), outcomes)
+
+    def test_one_run_through_the_loader_in_a_python3_venv(self):
+        # filters in two folders: one stestr run whose processes load the
+        # tests' modules (stestr_loader), or, in a Python 2 venv, one run
+        # per folder, each discovering it
+        (self.tree / "nova/tests/unit/fixtures").mkdir(parents=True)
+        (self.tree / "nova/tests/unit/fixtures/test_ironic.py").write_text("")
+        for package in ("nova", "nova/tests", "nova/tests/unit", "nova/tests/unit/virt",
+                        "nova/tests/unit/virt/ironic", "nova/tests/unit/fixtures"):
+            (self.tree / package / "__init__.py").write_text("")
+        self.fake(0, PASSED_CSV)
+        unit = ["nova.tests.unit.virt.ironic", r"nova\.tests\.unit\.fixtures\.test_ironic\b"]
+        for lib, runs in (("python2.7", 2), ("python3.11", 1)):
+            (self.venv / "lib" / lib).mkdir(parents=True)
+            for name in ("stestr.calls", "stestr.python"):
+                (self.tmp / name).unlink(missing_ok=True)
+            self.run_tree(unit)
+            calls = [json.loads(line) for line in
+                     (self.tmp / "stestr.calls").read_text().splitlines()]
+            self.assertEqual(runs, sum("list" in call for call in calls), calls)
+            python = [json.loads(line) for line in
+                      (self.tmp / "stestr.python").read_text().splitlines()]
+            if runs == 1:
+                self.assertEqual({(f"{self.venv}/bin/python {stestr_run.LOADER}",
+                                   "nova.tests.unit.fixtures.test_ironic "
+                                   "nova.tests.unit.virt.ironic")}, set(map(tuple, python)))
+            else:
+                self.assertEqual({(None, None)}, set(map(tuple, python)))
 
     def test_nothing_selected_at_head_is_a_failure(self):
         # a target whose mode runs unit tests but has no selection at all
