@@ -4,6 +4,7 @@ and packages a run's processes load (:func:`test_roots`) and, where those
 cannot be used, the narrowest ``stestr --test-path`` for them.
 """
 
+import ast
 import os
 import pathlib
 import re
@@ -229,21 +230,53 @@ def tests_only(files):
                for f in files)
 
 
+def imports(source, module):
+    """True when the Python ``source`` (text) may load ``module`` (dotted):
+    it imports the module or something in it; it imports relatively a
+    name that is the module's last; a string is the module's name or
+    begins with it and a dot (``mock.patch("<module>.Base.x")`` imports
+    it); or it cannot be parsed.  Not found: an attribute of an imported
+    package (``regressions.test_bug_1`` after ``from ... import
+    regressions``), which Nova's tests do not use for test modules."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True
+    last = module.rpartition(".")[2]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            named = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            if last in [*(node.module or "").split("."), *(a.name for a in node.names)]:
+                return True
+            continue
+        elif isinstance(node, ast.ImportFrom):
+            named = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = [node.value]
+        else:
+            continue
+        if any(n == module or n.startswith(module + ".") for n in named):
+            return True
+    return False
+
+
 def imported_elsewhere(tree, rev, files):
-    """The functional test modules among ``files`` whose name another
-    Python file under ``nova/`` mentions at ``rev`` (a test module other
-    tests import, e.g. ``nova.tests.functional.test_servers``): a change
-    to one can change those tests' results.  By the module's last name, a
-    whole word: a mention that is no import, or another package's module
-    of the same name (``ironic/test_servers``, ``functional/test_servers``),
-    only runs more."""
-    mentioned = []
+    """The functional test modules among ``files`` that another Python
+    file under ``nova/`` imports at ``rev`` (:func:`imports`; e.g.
+    ``nova.tests.functional.test_servers``, whose classes other tests
+    subclass): a change to one can change those tests' results.  The
+    files that mention the module's last name as a whole word are read;
+    one that only names it (a docstring's pointer) does not count."""
+    found = []
     for path in files:
-        if test_module(path) is None or not path.startswith(FUNCTIONAL_TESTS + "/"):
+        module = test_module(path)
+        if module is None or not path.startswith(FUNCTIONAL_TESTS + "/"):
             continue
         name = pathlib.PurePosixPath(path).stem
         proc = git(tree, "grep", "-l", "-w", "-F", name, rev, "--", "nova/", check=False)
         hits = [line.partition(":")[2] for line in proc.stdout.splitlines()]
-        if any(hit != path and hit.endswith(".py") for hit in hits):
-            mentioned.append(path)
-    return mentioned
+        if any(hit != path and hit.endswith(".py") and
+               imports(git(tree, "show", f"{rev}:{hit}"), module) for hit in hits):
+            found.append(path)
+    return found

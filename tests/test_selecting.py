@@ -106,3 +106,20 @@ class TestRootsTest(unittest.TestCase):
         for name in ("nova.tests.unit.virt.ironic.test_nothing",
                      "nova.tests.unit.nothing.test_x", "other.test_x"):
             self.assertIsNone(selecting.test_roots(self.tree, ["nova.tests.unit", name]))
+
+
+class ImportsTest(unittest.TestCase):
+
+    def test_imports(self):
+        module = "nova.tests.functional.regressions.test_bug_1"
+        for source, expected in [
+                ("import nova.tests.functional.regressions.test_bug_1\n", True),
+                ("from nova.tests.functional.regressions import test_bug_1\n", True),
+                ("from nova.tests.functional.regressions.test_bug_1 import Base\n", True),
+                ("from . import test_bug_1\n", True),
+                ("def broken(:\n", True),
+                ('"""The simplest cases: regressions/test_bug_1.py."""\nimport os\n', False),
+                ("from nova.tests.functional.regressions import test_bug_10\n", False),
+                ("mock.patch('nova.tests.functional.regressions.test_bug_1.Base.x')\n", True),
+                ("x = 'nova.tests.functional.regressions.test_bug_10'\n", False)]:
+            self.assertEqual(expected, selecting.imports(source, module), source)

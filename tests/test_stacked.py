@@ -206,6 +206,23 @@ class CommitFunctionalModulesTest(helpers.ProjectTestCase):
         self.assertEqual([[], [bug], [other], [], every, every, every, every],
                          [run for _, _, run in seen])
 
+    def test_a_mention_is_no_import(self):
+        # another module names the reproducer (a docstring's pointer), no
+        # import: a commit that changes only the reproducer runs only it
+        work = tree.prepare(self.ctx, self.target, self.tmp / "main")
+        helpers.sample_series(work)  # the driver fix, test_bug_NNNNNNN + reno
+        helpers.commit(work, {"nova/tests/functional/test_other.py":
+                              '"""Harder cases than test_bug_NNNNNNN.py has."""\n'},
+                       helpers.message("Add another test"))
+        helpers.commit(work, {"nova/tests/functional/test_bug_NNNNNNN.py": "# changed\n"},
+                       helpers.message("Change the reproducer"))
+        helpers.commit(work, {"nova/virt/driver.py": "changed again\n"},
+                       helpers.message("Change the driver again"))
+        seen = self.seen_modules(self.target, work)
+        bug = "nova.tests.functional.test_bug_NNNNNNN"
+        other = "nova.tests.functional.test_other"
+        self.assertEqual([[], [bug], [other], [bug], None], [only for only, _, _ in seen])
+
     def test_stacked_target_runs_its_own_modules(self):
         main = tree.prepare(self.ctx, self.target, self.tmp / "main")
         helpers.sample_series(main)
