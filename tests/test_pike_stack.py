@@ -10,8 +10,10 @@ import json
 import pathlib
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from novaseries import cli, venv_build
 from novaseries.mainjob import judge, pike_job
@@ -308,6 +310,45 @@ def cli_main(argv):
     ctx = cli.context(argv)
     args = cli.build_parser(ctx).parse_args(argv)
     return args.func(ctx, args)
+
+
+class CompiledTest(unittest.TestCase):
+    """What ci keeps of the run: the player compiles (here with this
+    Python: the check's code, not Python 2.7's grammar)."""
+
+    def outcome(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = pathlib.Path(tmp)
+            (folder / f"{pike_job.PLAYER}.py").write_text("x = 1\n")
+            (folder / "pike_hooks.py").write_text(text)
+            venv = pathlib.Path(tmp, "venv", "bin")
+            venv.mkdir(parents=True)
+            (venv / "python").symlink_to(sys.executable)
+            with mock.patch.object(pike_job.driver_runs, "PIKE_DRIVER_TESTS", folder), \
+                    mock.patch.object(pike_job.outcomes_mod, "missing_interpreter",
+                                      return_value=None), \
+                    mock.patch.object(pike_job.venvs, "ensure_venv",
+                                      return_value=(venv.parent, 0)), \
+                    mock.patch.object(pike_job.targets_mod, "get"):
+                return pike_job.compiled(None)
+
+    def test_compiles(self):
+        outcome = self.outcome("y = 2\n")
+        self.assertEqual((1, 0), (outcome.passed, outcome.failed))
+        self.assertIn("(py27, 2 modules)", outcome.name)
+
+    def test_a_failure_without_a_message_fails(self):
+        # (killed, say): the exit status is the note
+        with mock.patch.object(pike_job.subprocess, "run",
+                               return_value=subprocess.CompletedProcess([], -9, "", "")):
+            outcome = self.outcome("y = 2\n")
+        self.assertEqual((0, 1), (outcome.passed, outcome.failed))
+        self.assertEqual("exit -9", outcome.note)
+
+    def test_a_module_that_does_not_compile(self):
+        outcome = self.outcome("def broken(:\n")
+        self.assertEqual((0, 1), (outcome.passed, outcome.failed))
+        self.assertIn("SyntaxError", outcome.note)
 
 
 if __name__ == "__main__":

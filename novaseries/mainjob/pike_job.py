@@ -15,12 +15,14 @@ prints the table (``report.table``) and writes the JSON.
 
 import json
 import pathlib
+import subprocess
 
 from novaseries import targets as targets_mod, tree as tree_mod, util, venv_build, venvs
 from novaseries.ironic import driver_runs, pike, run_env
 from novaseries.ironic import layout as ironic_layout
 from novaseries.mainjob import judge, report
 from novaseries.mainjob.report import put
+from novaseries import outcomes as outcomes_mod
 from novaseries.outcomes import Outcome
 from novaseries.scenarios import pike_table
 from novaseries.scenarios.checks import find_node
@@ -132,6 +134,30 @@ def verdict_problems(data):
         problems.append(f"the pristine tree does not show the bug in "
                         f"{pike_table.REPORTED}: {reported.get('verdict')}")
     return problems
+
+
+def compiled(ctx):
+    """What ci keeps of this run (which runs outside ci, doc/ci.rst): pike's
+    Python 2.7 compiles the player and the modules beside it that it
+    imports (every module of the pike driver tests' folder), writing
+    nothing; one Outcome, failed with the error (or the exit status) when
+    one does not compile, or as the pike target when Python 2.7 is
+    missing."""
+    target = targets_mod.get(ctx, targets_mod.PIKE_TARGET)
+    missing = outcomes_mod.missing_interpreter(target)
+    if missing:
+        return missing
+    venv, _ = venvs.ensure_venv(ctx, target)
+    files = sorted(map(str, driver_runs.PIKE_DRIVER_TESTS.glob("*.py")))
+    proc = subprocess.run(
+        [str(pathlib.Path(venv, "bin", "python")), "-c",
+         "import sys\nfor f in sys.argv[1:]: compile(open(f).read(), f, 'exec')", *files],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    failed = proc.returncode != 0
+    note = ((proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            if failed else "")
+    return Outcome(f"pike whole-stack player compiles (py27, {len(files)} modules)",
+                   passed=int(not failed), failed=int(failed), note=note)
 
 
 def judged(ctx, names=()):
