@@ -275,8 +275,10 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
     known = targets_mod.load(ctx)
     # (name, outcomes known now or None, Task or None), in summary order
     plan = []
-    if self_test:  # a task beside the targets (a child process)
-        plan.append((HARNESS_TESTS, None, Task(HARNESS_TESTS, _self_test_task(ctx))))
+    if self_test:  # beside the targets (a child process that mostly waits
+        # on the git and other processes its tests start: light)
+        plan.append((HARNESS_TESTS, None, Task(HARNESS_TESTS, _self_test_task(ctx),
+                                               light=True)))
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")

@@ -165,6 +165,8 @@ class CiStepsTest(helpers.ProjectTestCase):
                 status = ci.ci(self.ctx, ["fake"], steps=())
         self.assertEqual(["harness"], started)
         self.assertEqual(["harness tests", "fake"], [t.name for t in run_tasks.call_args[0][0]])
+        # the harness tests run beside the targets' tasks, not in a place
+        self.assertEqual([True, False], [t.light for t in run_tasks.call_args[0][0]])
         self.assertEqual(1, status)
         summary = out.getvalue().split("=== summary\n", 1)[1].splitlines()
         self.assertTrue(summary[0].startswith("FAIL harness tests (tests/)"), summary[0])
