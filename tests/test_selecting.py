@@ -98,6 +98,11 @@ class TestRootsTest(unittest.TestCase):
                          "nova.tests.unit.virt.ironic.test_driver.Case.test_x"):
             self.assertEqual(["nova.tests.unit.virt.ironic.test_driver"],
                              selecting.test_roots(self.tree, [anchored]))
+        # a package too: ironic takes ironic_more
+        (self.tree / "nova/tests/unit/virt/ironic_more").mkdir()
+        (self.tree / "nova/tests/unit/virt/ironic_more/__init__.py").write_text("")
+        self.assertEqual(["nova.tests.unit.virt.ironic", "nova.tests.unit.virt.ironic_more"],
+                         selecting.test_roots(self.tree, ["nova.tests.unit.virt.ironic"]))
         # a module discovery does not load (not test*.py): discovery
         self.assertIsNone(selecting.test_roots(self.tree,
                                                ["nova.tests.unit.virt.ironic.utils"]))

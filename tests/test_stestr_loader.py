@@ -41,6 +41,7 @@ class LoaderTest(unittest.TestCase):
                 "sub/deeper/test_two.py": TEST.format(name="TwoTest"),
                 "other/__init__.py": "", "other/test_three.py": TEST.format(name="ThreeTest"),
                 "broken/__init__.py": "", "broken/test_raises.py": "raise RuntimeError('x')\n",
+                "broken/test_skips.py": "import unittest\nraise unittest.SkipTest('no x')\n",
         }.items():
             file = self.top / self.pkg / path
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -89,11 +90,16 @@ class LoaderTest(unittest.TestCase):
         failed = self.ids(loader.loadTestsFromNames([f"{pkg}.broken.test_raises"]))
         self.assertEqual([f"unittest.loader._FailedTest.{pkg}.broken.test_raises"], failed)
         self.assertIn("RuntimeError: x", loader.errors[0])
+        # one that raises SkipTest: a skipped test, as in discovery
+        loader = stestr_loader.RootsLoader(str(self.top))
+        result = unittest.TestResult()
+        loader.loadTestsFromNames([f"{pkg}.broken.test_skips"]).run(result)
+        self.assertEqual((1, [], []), (len(result.skipped), loader.errors, result.errors))
 
     def test_plan(self):
         pkg = self.pkg
         top = str(self.top)
-        head = ["-m", "stestr.subunit_runner.run", "discover", "-t", top, "./nova/tests/unit"]
+        head = ["-m", "stestr.subunit_runner.run", "discover", "-t", top, f"{top}/{pkg}"]
         env = {stestr_loader.ROOTS_ENV: f"{pkg}.sub {pkg}.test_top"}
         self.assertEqual((top, [f"{pkg}.sub", f"{pkg}.test_top"], ["--list"]),
                          stestr_loader.plan(head + ["--list"], env))
@@ -110,6 +116,12 @@ class LoaderTest(unittest.TestCase):
         self.assertIsNone(stestr_loader.plan(head + ["--load-list", str(ids)], {}))
         self.assertIsNone(stestr_loader.plan(["-c", "print(1)"], env))
         self.assertIsNone(stestr_loader.plan(head + ["--list", "--failfast"], env))
+        # a root outside the test path: discovery would not find it
+        narrow = head[:5] + [f"{top}/{pkg}/sub"]
+        self.assertEqual((top, [f"{pkg}.sub"], ["--list"]),
+                         stestr_loader.plan(narrow + ["--list"],
+                                            {stestr_loader.ROOTS_ENV: f"{pkg}.sub"}))
+        self.assertIsNone(stestr_loader.plan(narrow + ["--list"], env))
 
     def test_main_runs_stestrs_runner_on_the_roots(self):
         # a stand-in for stestr's runner (the harness's Python has no

@@ -66,7 +66,8 @@ class RootsLoader(unittest.TestLoader):
     finds in its folder (as discovery of the whole test path would find
     them there).  A module that fails to import, with any exception, is
     a failed test and an entry of ``errors``, as in discovery (stestr's
-    listing then fails, naming it)."""
+    listing then fails, naming it); one that raises SkipTest, a skipped
+    test."""
 
     def __init__(self, top):
         super().__init__()
@@ -81,6 +82,8 @@ class RootsLoader(unittest.TestLoader):
                 continue
             try:  # a module (an unknown one fails as unittest fails it)
                 suites.append(self.loadTestsFromName(name))
+            except unittest.SkipTest as skip:  # as discovery: a skipped test
+                suites.append(unittest.loader._make_skipped_test(name, skip, self.suiteClass))
             except Exception:  # as discovery records a module that raises
                 failed, error = unittest.loader._make_failed_import_test(name, self.suiteClass)
                 self.errors.append(error)
@@ -88,15 +91,24 @@ class RootsLoader(unittest.TestLoader):
         return self.suiteClass(suites)
 
 
+def _inside(top, name, path):
+    """True when the dotted ``name``'s file or folder under ``top`` is in
+    the folder ``path`` (where discovery would look for it)."""
+    where = os.path.abspath(os.path.join(top, *name.split(".")))
+    path = os.path.abspath(path)
+    return os.path.commonpath([where, path]) == path
+
+
 def plan(argv, environ):
     """``(top, names, options)`` for stestr's command line ``argv`` (the
     arguments after the interpreter): the test path's top, the modules or
     packages to load, and the runner's own options (``--list`` or
-    ``--load-list FILE``); None to run ``argv`` as given (another command,
-    a listing without :data:`ROOTS_ENV`, a test no module defines)."""
+    ``--load-list FILE``); None to run ``argv`` as given: another command
+    line, a listing without :data:`ROOTS_ENV`, a test no module defines,
+    a name outside the test path (discovery would not find it)."""
     if tuple(argv[:3]) != STESTR_RUNNER or len(argv) < 7 or argv[3] != "-t":
         return None
-    top, options = argv[4], list(argv[6:])
+    top, path, options = argv[4], argv[5], list(argv[6:])
     if options == ["--list"]:
         names = environ.get(ROOTS_ENV, "").split()
     elif len(options) == 2 and options[0] == "--load-list":
@@ -105,7 +117,9 @@ def plan(argv, environ):
         names = [] if None in modules else sorted(modules)
     else:
         return None
-    return (top, names, options) if names else None
+    if not names or not all(_inside(top, name, path) for name in names):
+        return None
+    return top, names, options
 
 
 def main(argv):
@@ -118,6 +132,9 @@ def main(argv):
         sys.path.insert(0, os.getcwd())
     planned = plan(argv, os.environ)
     if planned is None:
+        if tuple(argv[:3]) == STESTR_RUNNER:  # (a slower run: say why)
+            sys.stderr.write("stestr_loader: discovering the whole test path "
+                             "(no roots, or a test it cannot place)\n")
         os.execv(sys.executable, [sys.executable, *argv])
     top, names, options = planned
     from stestr.subunit_runner import program, run
