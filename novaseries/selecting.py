@@ -267,7 +267,8 @@ def imported_elsewhere(tree, rev, files):
     ``nova.tests.functional.test_servers``, whose classes other tests
     subclass): a change to one can change those tests' results.  The
     files that mention the module's last name as a whole word are read;
-    one that only names it (a docstring's pointer) does not count."""
+    one that only names it in a sentence or as a path (a docstring's
+    ``regressions/test_bug_1.py``) does not count."""
     found = []
     for path in files:
         module = test_module(path)

@@ -126,5 +126,9 @@ class ImportsTest(unittest.TestCase):
                 ('"""The simplest cases: regressions/test_bug_1.py."""\nimport os\n', False),
                 ("from nova.tests.functional.regressions import test_bug_10\n", False),
                 ("mock.patch('nova.tests.functional.regressions.test_bug_1.Base.x')\n", True),
-                ("x = 'nova.tests.functional.regressions.test_bug_10'\n", False)]:
+                ("x = 'nova.tests.functional.regressions.test_bug_10'\n", False),
+                ("from .test_bug_1 import Base\n", True),
+                ('"""See nova.tests.functional.regressions.test_bug_1."""\n', False),
+                ('"""nova.tests.functional.regressions.test_bug_1"""\n', True),
+                ("print 'python 2'\n", True)]:
             self.assertEqual(expected, selecting.imports(source, module), source)
