@@ -183,7 +183,8 @@ class CiStepsTest(helpers.ProjectTestCase):
         for step in steps:
             self.assertTrue(callable(step.func), step)
             self.assertIsInstance(step.targets, tuple)
-        self.assertEqual({"real Ironic", "pike against Ironic 9.1.7", "main job vs real Ironic"},
+        self.assertEqual({"real Ironic", "pike against Ironic 9.1.7",
+                          "pike whole-stack player compiles (py27)", "main job vs real Ironic"},
                          {step.name for step in steps if step.light})
         self.assertEqual([("master",), ("master-all",), ("2026.1-all",), ("2025.2-all",),
                           ("2025.1-all",)], [step.targets for step in steps[5:]])

@@ -220,15 +220,6 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(["its node n1 lacks the port's VIF"], invariant.leftovers(active))
         self.assertEqual([], invariant.leftovers(dict(active, vifs_attached=False)))
 
-    def test_the_outcome_counts_verdicts(self):
-        stuck = observation(pike_table.REPORTED, status="BUILD")
-        outcome = pike_job.outcome(self.evaluate(
-            [observation(pike_table.REPORTED)], [stuck]))
-        self.assertEqual((2, 0), (outcome.passed, outcome.failed))
-        outcome = pike_job.outcome(self.evaluate(
-            [observation(pike_table.REPORTED, status="BUILD")], [stuck]))
-        self.assertEqual((1, 1), (outcome.passed, outcome.failed))
-
 
 class PlayerOutputTest(unittest.TestCase):
 

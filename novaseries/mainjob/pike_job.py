@@ -192,17 +192,6 @@ def judged(ctx, names=()):
     return data
 
 
-def outcome(data):
-    """The ci step's Outcome of :func:`judged`'s data: a verdict as
-    expected passes, each of :func:`verdict_problems` fails."""
-    problems = verdict_problems(data)
-    verdicts = sum(len(data[label][SCENARIOS_KEY]) for label in data)
-    return Outcome(f"pike whole stack vs Ironic {pike.IRONIC_VERSION} (the bug shown "
-                   "on 16.1.8, the fix with patches/pike)",
-                   passed=max(verdicts - len(problems), 0), failed=len(problems),
-                   note="; ".join(problems))
-
-
 def reported_lines(data):
     """The report's scenario (``pike_table.REPORTED``) on each tree as the
     reporter would read it: ``openstack server show``'s status, task
