@@ -114,7 +114,8 @@ class Task:
 
     def __init__(self, name, func, deps=(), light=False):
         self.name, self.func, self.deps = name, func, set(deps)
-        #: a task that mostly waits (on real services' state changes):
+        #: a task that mostly waits (on real services' state changes, on
+        #: the processes the harness's own tests start) or takes no time:
         #: :func:`run_tasks` runs it as soon as its deps have ended, beside
         #: the ``parallel`` others, and it does not count in the cores'
         #: sharing-out.
@@ -275,10 +276,12 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
     known = targets_mod.load(ctx)
     # (name, outcomes known now or None, Task or None), in summary order
     plan = []
-    if self_test:  # beside the targets (a child process that mostly waits
-        # on the git and other processes its tests start: light)
+    parallel = parallel or default_parallel()
+    if self_test:  # beside the targets where two or more run at once (a
+        # child process that mostly waits on the git and other processes
+        # its tests start: light); else before them, in their one place
         plan.append((HARNESS_TESTS, None, Task(HARNESS_TESTS, _self_test_task(ctx),
-                                               light=True)))
+                                               light=parallel > 1)))
     for name in names or known:
         if name not in known:
             raise HarnessError(f"unknown target {name!r} (known: {', '.join(known)})")
@@ -306,7 +309,6 @@ def ci(ctx, names=None, self_test=True, parallel=None, steps=None):
             continue
         plan.append((step.name, None, Task(step.name, _step_task(ctx, step.name, step.func),
                                            deps=set(needs) & scheduled, light=step.light)))
-    parallel = parallel or default_parallel()
     results = run_tasks(start_order([task for _, _, task in plan if task]), parallel)
     for name, known_outcomes, task in plan:
         produced, spent = results[name] if task else (known_outcomes, [])

@@ -162,11 +162,15 @@ class CiStepsTest(helpers.ProjectTestCase):
                 mock.patch.object(ci, "run_tasks", wraps=ci.run_tasks) as run_tasks:
             out = helpers.capture_log(self, io.StringIO())
             with contextlib.redirect_stdout(out):
-                status = ci.ci(self.ctx, ["fake"], steps=())
-        self.assertEqual(["harness"], started)
-        self.assertEqual(["harness tests", "fake"], [t.name for t in run_tasks.call_args[0][0]])
-        # the harness tests run beside the targets' tasks, not in a place
-        self.assertEqual([True, False], [t.light for t in run_tasks.call_args[0][0]])
+                status = ci.ci(self.ctx, ["fake"], steps=(), parallel=2)
+                ci.ci(self.ctx, ["fake"], steps=(), parallel=1)
+        self.assertEqual(["harness", "harness"], started)
+        first, second = (call[0][0] for call in run_tasks.call_args_list)
+        self.assertEqual(["harness tests", "fake"], [t.name for t in first])
+        # the harness tests run beside the targets' tasks, not in one of
+        # their places; with one place, in it
+        self.assertEqual([True, False], [t.light for t in first])
+        self.assertEqual([False, False], [t.light for t in second])
         self.assertEqual(1, status)
         summary = out.getvalue().split("=== summary\n", 1)[1].splitlines()
         self.assertTrue(summary[0].startswith("FAIL harness tests (tests/)"), summary[0])
