@@ -79,22 +79,37 @@ def unit_filters(target, tree, rev="HEAD", touched=None):
     return selected + [re.escape(m) + r"\b" for m in extra]
 
 
+def _filter_target(tree, pattern):
+    """What one stestr filter (``nova.tests.unit.x``,
+    ``nova\\.tests\\.unit\\.x\\b``, ``nova\\.tests\\.functional\\.x\\.``, a class
+    or test in a module) names in ``tree``: ``(parts, end, path)``, the
+    filter's dotted parts, how many of them name ``path``, and ``path``,
+    the folder all of them name or else the module file its longest
+    prefix names; None when a folder in between has no such module, or
+    nothing matches."""
+    parts = pattern.replace("\\b", "").replace("\\", "").rstrip(".").split(".")
+    path = pathlib.Path(tree, *parts)
+    if path.is_dir():
+        return parts, len(parts), path
+    for end in range(len(parts), 0, -1):
+        module = pathlib.Path(tree, *parts[:end]).with_suffix(".py")
+        if module.is_file():
+            return parts, end, module
+        if pathlib.Path(tree, *parts[:end]).is_dir():
+            return None
+    return None
+
+
 def _filter_dir(tree, pattern):
     """The directory of what one unit filter names: the package itself, or
     the directory of the module, also when the filter names a class or a
     test in it (``nova.tests.unit.x.test_y.Case.test_z``); None if it
     names nothing in the tree."""
-    parts = pattern.replace("\\b", "").replace("\\", "").split(".")
-    path = pathlib.Path(tree, *parts)
-    if path.is_dir():
-        return path
-    for end in range(len(parts), 0, -1):
-        module = pathlib.Path(tree, *parts[:end]).with_suffix(".py")
-        if module.is_file():
-            return module.parent
-        if pathlib.Path(tree, *parts[:end]).is_dir():
-            return None
-    return None
+    named = _filter_target(tree, pattern)
+    if named is None:
+        return None
+    path = named[2]
+    return path if path.is_dir() else path.parent
 
 
 def unit_test_groups(tree, filters):
@@ -163,28 +178,18 @@ def test_roots(tree, filters):
     """
     roots = set()
     for pattern in filters:
-        anchored = pattern.endswith(("\\b", "\\."))
-        parts = pattern.replace("\\b", "").replace("\\", "").rstrip(".").split(".")
-        for end in range(len(parts), 0, -1):
-            path = pathlib.Path(tree, *parts[:end])
-            if end == len(parts) and (path / "__init__.py").is_file():
-                found = [path]
-            elif path.with_suffix(".py").is_file():
-                found = [path.with_suffix(".py")]
-            elif path.is_dir():  # a package that has no such module
-                return None
-            else:
-                continue
-            if end == len(parts) and not anchored:
-                found += [p for p in path.parent.iterdir()
-                          if p.name.startswith(path.name) and _discovered(p)]
-            if not all(map(_discovered, found)):
-                return None
-            roots.update(".".join([*parts[:end - 1], p.name.removesuffix(".py")])
-                         for p in found)
-            break
-        else:
+        named = _filter_target(tree, pattern)
+        if named is None:
             return None
+        parts, end, path = named
+        found = [path]
+        if end == len(parts) and not pattern.endswith(("\\b", "\\.")):
+            stem = path.name.removesuffix(".py")
+            found += [p for p in path.parent.iterdir()
+                      if p.name.startswith(stem) and p != path and _discovered(p)]
+        if not all(map(_discovered, found)):
+            return None
+        roots.update(".".join([*parts[:end - 1], p.name.removesuffix(".py")]) for p in found)
     return sorted(r for r in roots if not any(r.startswith(o + ".") for o in roots))
 
 
