@@ -19,7 +19,7 @@ import time
 
 from novaseries.outcomes import Outcome
 from novaseries.util import LOG, LOG_TAIL_LINES, NOVA_SIDE, HarnessError, say
-from novaseries.venvs import test_env
+from novaseries.venvs import is_python3, test_env
 
 
 #: subunit's status of a test that ended -> what it counts as; ``xfail``
@@ -229,7 +229,7 @@ def uses_loader(venv, roots):
     """True when a run with ``roots`` in ``venv`` starts its processes
     through :data:`LOADER` (:func:`loader_env`): roots given, a Python 3
     venv (the loader's language)."""
-    return bool(roots) and any(pathlib.Path(venv, "lib").glob("python3*"))
+    return bool(roots) and is_python3(venv)
 
 
 def loader_env(env, venv, roots):

@@ -71,6 +71,11 @@ def test_env(target, venv, tree):
     return env
 
 
+def is_python3(venv):
+    """True for a venv of a Python 3 interpreter (``lib/python3*``)."""
+    return any(pathlib.Path(venv, "lib").glob("python3*"))
+
+
 def compile_tree(venv, tree):
     """Byte-compile ``tree``'s ``nova`` package for ``venv``'s interpreter.
 
@@ -86,7 +91,7 @@ def compile_tree(venv, tree):
     whose source is gone.  Git ignores the files (``__pycache__`` in the
     tree's exclude list).  A failure only costs that time, never the run.
     """
-    if not any(pathlib.Path(venv, "lib").glob("python3*")):
+    if not is_python3(venv):
         return
     proc = subprocess.run([str(pathlib.Path(venv, "bin", "python")), "-m", "compileall",
                            "-q", "-j", "0", "nova"], cwd=tree, stdin=subprocess.DEVNULL,
